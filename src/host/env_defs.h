@@ -1,0 +1,29 @@
+/* The one list of gshmem's environment variables: GSHMEMI_ENV_FIELD(name, kind, ctype,
+ * default, help). The variable is GSHMEM_<NAME>. config.c expands it into the parser and
+ * the printer used by gshmem-info; internal.h into the fields of gshmemi_config.
+ * kinds: BOOL (0/1/yes/no/true/false), INT, SIZE (bytes, with k/M/G/T suffixes), STR,
+ * DOUBLE. No other file calls getenv for GSHMEM_ variables. */
+GSHMEMI_ENV_FIELD(BOOTSTRAP, STR, const char *, "auto",
+                  "how PEs find each other: auto (uid if GSHMEM_UID set, pmix if PMIx env, else self), pmix, uid, self")
+GSHMEMI_ENV_FIELD(BOOTSTRAP_TIMEOUT, DOUBLE, double, 120.0,
+                  "seconds a bootstrap step waits for peers before failing (a PE died or hung)")
+GSHMEMI_ENV_FIELD(BOOTSTRAP_IFADDR, STR, const char *, "",
+                  "IPv4 address the unique-id rendezvous listens on (default: first non-loopback)")
+GSHMEMI_ENV_FIELD(UID, STR, const char *, "",
+                  "unique id text (set by gshmrun); selects the uid bootstrap")
+GSHMEMI_ENV_FIELD(UID_FD, INT, int, -1,
+                  "listening socket inherited by rank 0 from gshmrun")
+GSHMEMI_ENV_FIELD(RANK, INT, int, -1, "this PE's rank for the uid bootstrap (set by gshmrun)")
+GSHMEMI_ENV_FIELD(NPES, INT, int, -1, "number of PEs for the uid bootstrap (set by gshmrun)")
+GSHMEMI_ENV_FIELD(HEAP_MAX, SIZE, uint64_t, 0,
+                  "cap on the symmetric heap per PE (0 = device memory size)")
+GSHMEMI_ENV_FIELD(HEAP_CHUNK_MIN, SIZE, uint64_t, 32ull << 20,
+                  "first physical chunk of the heap; later chunks double, up to what is mapped")
+GSHMEMI_ENV_FIELD(HEAP_BASE, SIZE, uint64_t, 0,
+                  "first candidate base address of the heap (0 = chosen by the driver)")
+GSHMEMI_ENV_FIELD(WAIT_TIMEOUT, DOUBLE, double, 120.0,
+                  "seconds a device wait may spin before it reports the stuck wait and ends the job (0 = never)")
+GSHMEMI_ENV_FIELD(DEBUG, INT, int, 0,
+                  "0 quiet, 1 info messages, 2 also check every device call's PE and address")
+GSHMEMI_ENV_FIELD(DEVICE, INT, int, -1,
+                  "CUDA device for this PE if none is current (default: local PE index)")

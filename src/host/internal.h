@@ -1,0 +1,215 @@
+/* Host services shared by every file of the library: status codes and the check macro,
+ * logging, configuration, the bootstrap interface, the symmetric heap and the transport
+ * ops table. Not installed: users see include/gshmem.h only. */
+#ifndef GSHMEMI_INTERNAL_H
+#define GSHMEMI_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "gshmem/types.h"
+
+/* ---- status codes and propagation -------------------------------------------------- */
+/* Internal calls return one of these (0 = success); public calls turn them into a message
+ * plus the documented status. The values are the public GSHMEM_ERR_* of gshmem/types.h. */
+typedef int gshmemi_status;
+
+/* Records file:line of the first failure so the message at the public boundary can say
+ * where it broke, then propagates. */
+#define GSHMEMI_CHECK(expr)                                                                  \
+    do {                                                                                     \
+        gshmemi_status st_ = (expr);                                                         \
+        if (st_ != GSHMEM_SUCCESS) {                                                         \
+            gshmemi_trace(__FILE__, __LINE__, #expr, st_);                                   \
+            return st_;                                                                      \
+        }                                                                                    \
+    } while (0)
+
+/* Same, for a goto-cleanup style function: sets `st` and jumps to `label`. */
+#define GSHMEMI_CHECK_GOTO(expr, st, label)                                                  \
+    do {                                                                                     \
+        (st) = (expr);                                                                       \
+        if ((st) != GSHMEM_SUCCESS) {                                                        \
+            gshmemi_trace(__FILE__, __LINE__, #expr, (st));                                  \
+            goto label;                                                                      \
+        }                                                                                    \
+    } while (0)
+
+void gshmemi_trace(const char *file, int line, const char *expr, gshmemi_status st);
+
+/* ---- logging (error.c) ------------------------------------------------------------- */
+/* Every message starts with "gshmem PE <n>:" (or "gshmem:" before the rank is known). */
+void gshmemi_set_log_rank(int rank);
+void gshmemi_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gshmemi_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gshmemi_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));  /* GSHMEM_DEBUG>=1 */
+/* Prints the message and ends the process with exit status 1 (after a best-effort
+ * notification of the launcher/peers through the bootstrap's abort, if any). */
+void gshmemi_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+const char *gshmemi_status_str(gshmemi_status st);
+
+/* ---- configuration (config.c, env_defs.h) ------------------------------------------ */
+/* Every environment variable is declared once in env_defs.h; this struct has one field per
+ * row. gshmemi_config_load parses them (bad values are an error naming the variable). */
+typedef struct gshmemi_config {
+#define GSHMEMI_ENV_FIELD(name, kind, ctype, def, help) ctype name;
+#include "env_defs.h"
+#undef GSHMEMI_ENV_FIELD
+} gshmemi_config;
+
+extern gshmemi_config gshmemi_cfg;
+gshmemi_status gshmemi_config_load(gshmemi_config *cfg);
+/* Prints the table (name, value, default, help) — for gshmem-info. */
+void gshmemi_config_print(const gshmemi_config *cfg, FILE *out);
+/* Parses "1G", "512M", "4096", "64k" (binary units). Returns false on junk. */
+bool gshmemi_parse_size(const char *s, uint64_t *out);
+
+/* ---- bootstrap (bootstrap*.c) -------------------------------------------------------- */
+/* The rendezvous every PE uses before GPU memory can be shared: who am I, how many are we,
+ * and three collectives over small host buffers. Each implementation fills an ops table;
+ * the core never names an implementation except in the selection list of bootstrap.c. */
+struct gshmemi_bootstrap;
+
+struct gshmemi_bootstrap_ops {
+    const char *name;
+    /* out[r*len .. (r+1)*len) receives rank r's `in` (len bytes) on every rank. */
+    gshmemi_status (*allgather)(struct gshmemi_bootstrap *b, const void *in, void *out, size_t len);
+    /* out[r*len ..) receives what rank r put at in[me*len ..). */
+    gshmemi_status (*alltoall)(struct gshmemi_bootstrap *b, const void *in, void *out, size_t len);
+    gshmemi_status (*barrier)(struct gshmemi_bootstrap *b);
+    /* Best effort: tell the others this job is failing (may be NULL). */
+    void (*abort)(struct gshmemi_bootstrap *b, int code, const char *msg);
+    void (*finalize)(struct gshmemi_bootstrap *b);
+};
+
+typedef struct gshmemi_bootstrap {
+    const struct gshmemi_bootstrap_ops *ops;
+    int rank, size;
+    /* Filled by gshmemi_bootstrap_node_info from an allgather of host identities: */
+    int local_rank, local_size;  /* index among PEs of this node, count on this node */
+    int node_id, n_nodes;        /* dense node index (order of first appearance) */
+    int *node_of;                /* [size] node index of each rank */
+    int *local_rank_of;          /* [size] local index of each rank on its node */
+    uint64_t job_id;             /* random, equal on all ranks: names per-job resources */
+    void *priv;                  /* implementation state */
+} gshmemi_bootstrap;
+
+/* Implementations. Each returns GSHMEM_ERR_NOT_AVAILABLE when its environment is absent
+ * (so "auto" can try the next), any other error when it is present but broken. */
+gshmemi_status gshmemi_bootstrap_self_init(gshmemi_bootstrap *b);
+gshmemi_status gshmemi_bootstrap_pmix_init(gshmemi_bootstrap *b);
+/* uid: rank/size given; `uid` is the text form made by gshmemi_uid_create. */
+gshmemi_status gshmemi_bootstrap_uid_init(gshmemi_bootstrap *b, const char *uid, int rank,
+                                          int size, int listen_fd);
+
+/* Unique id: "<ipv4>:<port>:<secret hex32>" text, fits in GSHMEMX_UNIQUEID_BYTES.
+ * Creates a listening TCP socket and returns its fd (kept by the creating process, which
+ * must become rank 0). Address chosen from GSHMEM_BOOTSTRAP_IFADDR, else the host's first
+ * non-loopback IPv4 address, else 127.0.0.1 (loopback=true forces 127.0.0.1). */
+gshmemi_status gshmemi_uid_create(char *uid, size_t uid_len, int *listen_fd, bool loopback);
+
+/* Chooses by GSHMEM_BOOTSTRAP (auto|pmix|uid|self), then fills node info. */
+gshmemi_status gshmemi_bootstrap_init(gshmemi_bootstrap *b);
+/* From an allgather of (hostname, boot id); also agrees on job_id. */
+gshmemi_status gshmemi_bootstrap_node_info(gshmemi_bootstrap *b);
+void gshmemi_bootstrap_finalize(gshmemi_bootstrap *b);
+
+/* ---- symmetric heap (heap.c, alloc.c) ---------------------------------------------- */
+#include "alloc.h"
+
+/* One physical chunk mapped at [base + off, base + off + size) of this PE's window. */
+typedef struct gshmemi_chunk {
+    uint64_t off, size;
+    unsigned long long handle;   /* CUmemGenericAllocationHandle of the local allocation */
+} gshmemi_chunk;
+
+typedef struct gshmemi_heap {
+    char *base;                  /* B: identical on every PE */
+    uint64_t window;             /* W: VA per local PE; window k = local peer (me+k) mod L */
+    uint64_t reserved;           /* VA reserved = window * n_windows */
+    int n_windows;               /* = local_size */
+    uint64_t mapped;             /* bytes of this PE's window backed by memory */
+    uint64_t cap;                /* GSHMEM_HEAP_MAX, <= window */
+    uint64_t granularity;        /* cuMemGetAllocationGranularity (recommended) */
+    gshmemi_chunk *chunks;
+    int n_chunks, chunks_cap;
+    gshmemi_alloc alloc;         /* offsets within [0, mapped) */
+    uint64_t internal_bytes;     /* what the library itself allocated from the heap */
+    int cu_device;
+} gshmemi_heap;
+
+/* ---- transports (src/transport/<name>/) ------------------------------------------ */
+/* A transport reaches some PEs. p2p: PEs of this node by NVLink/PCIe load/store, by
+ * mapping each local peer's chunks into window slot(pe). The core calls every transport
+ * built in, in registration order; a PE is served by the first that reaches it. */
+struct gshmemi_state;
+struct gshmemi_transport_ops {
+    const char *name;
+    /* Decide which PEs it reaches; set reach[pe] = true for those (reach has n_pes). */
+    gshmemi_status (*init)(struct gshmemi_state *s, void **tctx, bool *reach);
+    /* Called collectively after this PE mapped a new chunk at heap offset c->off. */
+    gshmemi_status (*chunk_added)(struct gshmemi_state *s, void *tctx, const gshmemi_chunk *c);
+    void (*finalize)(struct gshmemi_state *s, void *tctx);
+};
+extern const struct gshmemi_transport_ops gshmemi_transport_p2p;
+
+/* ---- library state (init.c) -------------------------------------------------------- */
+typedef struct gshmemi_state {
+    bool initialized;
+    int mype, npes;
+    gshmemi_bootstrap boot;
+    gshmemi_heap heap;
+    int cuda_dev;                /* CUDA ordinal */
+    int cu_ctx_set_by_us;
+    const struct gshmemi_transport_ops *transports[4];
+    void *tctx[4];
+    int n_transports;
+    int8_t *pe_transport;        /* [npes] index into transports, -1 = unreachable */
+    int16_t *pe_slot;            /* [npes] window slot for load/store peers, -1 otherwise */
+    void *stream;                /* cudaStream_t internal (non-blocking) */
+    /* device-state mirror: pushed to every registered translation unit */
+    void *dstate;                /* gshmemi_device_state* (host copy) */
+    void *d_pe_slot;             /* device copy of pe_slot */
+    /* library-internal symmetric objects */
+    uint64_t *sync_flags;        /* [npes] barrier flags (symmetric) */
+    uint64_t *sync_epoch;        /* my barrier epoch (symmetric, only local use) */
+    double init_seconds;
+} gshmemi_state;
+
+extern gshmemi_state gshmemi_g;
+
+gshmemi_status gshmemi_heap_init(gshmemi_state *s);
+/* Collective: allocate `size` bytes aligned to `align` (power of two); grows the mapping
+ * when needed; returns the symmetric pointer. internal=true accounts it as library use. */
+gshmemi_status gshmemi_heap_alloc(gshmemi_state *s, size_t size, size_t align, bool internal,
+                                  void **out, const char *call);
+gshmemi_status gshmemi_heap_free(gshmemi_state *s, void *ptr, const char *call);
+void gshmemi_heap_finalize(gshmemi_state *s);
+static inline bool gshmemi_heap_contains(const gshmemi_heap *h, const void *p) {
+    return (const char *)p >= h->base && (const char *)p < h->base + h->mapped;
+}
+
+/* Device-state registry (device_state.c): pushes gshmemi_g's device view to every
+ * translation unit that registered an updater (see include/gshmem/device/state.h). */
+gshmemi_status gshmemi_device_state_publish(gshmemi_state *s);
+void gshmemi_device_state_clear(void);
+
+/* ---- CUDA error translation (cuda_util.c) --------------------------------------------- */
+gshmemi_status gshmemi_cu_check(int cu_result, const char *call, const char *file, int line);
+gshmemi_status gshmemi_cuda_check(int cuda_err, const char *call, const char *file, int line);
+#define GSHMEMI_CU(call) GSHMEMI_CHECK(gshmemi_cu_check((int)(call), #call, __FILE__, __LINE__))
+#define GSHMEMI_CUDA(call) GSHMEMI_CHECK(gshmemi_cuda_check((int)(call), #call, __FILE__, __LINE__))
+
+/* Public-boundary helper: `call` is the public function name for the message. */
+#define GSHMEMI_REQUIRE_INIT(call)                                                          \
+    do {                                                                                     \
+        if (!gshmemi_g.initialized) {                                                        \
+            gshmemi_error("%s: called before gshmem_init (or after gshmem_finalize); "       \
+                          "call gshmem_init() first", call);                                 \
+            return GSHMEM_ERR_NOT_INITIALIZED;                                               \
+        }                                                                                    \
+    } while (0)
+
+#endif
