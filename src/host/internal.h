@@ -49,6 +49,8 @@ void gshmemi_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));  
  * notification of the launcher/peers through the bootstrap's abort, if any). */
 void gshmemi_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 const char *gshmemi_status_str(gshmemi_status st);
+/* Set by init.c to the bootstrap's abort once the job is up; called once by gshmemi_fatal. */
+extern void (*gshmemi_abort_hook)(int code, const char *msg);
 
 /* ---- configuration (config.c, env_defs.h) ------------------------------------------ */
 /* Every environment variable is declared once in env_defs.h; this struct has one field per

@@ -1,0 +1,116 @@
+/* Configuration from the environment: env_defs.h is the one list of variables; this file
+ * expands it into the parser (gshmemi_config_load) and the printer (gshmem-info). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+
+gshmemi_config gshmemi_cfg = {
+#define GSHMEMI_ENV_FIELD(name, kind, ctype, def, help) .name = def,
+#include "env_defs.h"
+#undef GSHMEMI_ENV_FIELD
+};
+
+bool gshmemi_parse_size(const char *s, uint64_t *out) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || end == s || *s == '-') return false;
+    int shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    default: break;
+    }
+    if (*end == 'i' || *end == 'I') end++;          /* accept "GiB"-style too */
+    if (*end == 'b' || *end == 'B') end++;
+    if (*end != 0) return false;
+    if (shift && v > (~0ull >> shift)) return false;
+    *out = (uint64_t)v << shift;
+    return true;
+}
+
+__attribute__((unused)) static bool parse_bool(const char *s, bool *out) {
+    if (!strcmp(s, "1") || !strcasecmp(s, "yes") || !strcasecmp(s, "true") || !strcasecmp(s, "on")) {
+        *out = true;
+        return true;
+    }
+    if (!strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "false") || !strcasecmp(s, "off")) {
+        *out = false;
+        return true;
+    }
+    return false;
+}
+
+static bool parse_int(const char *s, int *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 0);
+    if (errno || end == s || *end || v < -2147483647L || v > 2147483647L) return false;
+    *out = (int)v;
+    return true;
+}
+
+static bool parse_double(const char *s, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end) return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_str(const char *s, const char **out) {
+    *out = s;  /* getenv storage lives as long as the environment entry */
+    return true;
+}
+
+#define parse_BOOL(s, p) parse_bool(s, p)
+#define parse_INT(s, p) parse_int(s, p)
+#define parse_SIZE(s, p) gshmemi_parse_size(s, p)
+#define parse_DOUBLE(s, p) parse_double(s, p)
+#define parse_STR(s, p) parse_str(s, p)
+
+static const char *kind_hint(const char *kind) {
+    if (!strcmp(kind, "BOOL")) return "0/1/yes/no/true/false";
+    if (!strcmp(kind, "INT")) return "an integer";
+    if (!strcmp(kind, "SIZE")) return "a byte count like 4096, 512M, 2G";
+    if (!strcmp(kind, "DOUBLE")) return "a number";
+    return "a string";
+}
+
+gshmemi_status gshmemi_config_load(gshmemi_config *cfg) {
+    gshmemi_status st = GSHMEM_SUCCESS;
+    const char *v;
+#define GSHMEMI_ENV_FIELD(name, kind, ctype, def, help)                                     \
+    cfg->name = def;                                                                         \
+    v = getenv("GSHMEM_" #name);                                                             \
+    if (v && *v && !parse_##kind(v, &cfg->name)) {                                           \
+        gshmemi_error("environment variable GSHMEM_" #name "='%s' is not %s (%s); unset it " \
+                      "or fix its value", v, kind_hint(#kind), help);                        \
+        cfg->name = def;                                                                     \
+        st = GSHMEM_ERR_INVALID_ARG;                                                         \
+    }
+#include "env_defs.h"
+#undef GSHMEMI_ENV_FIELD
+    return st;
+}
+
+#define print_BOOL(f, v) fprintf(f, "%-10s", (v) ? "1" : "0")
+#define print_INT(f, v) fprintf(f, "%-10d", (int)(v))
+#define print_SIZE(f, v) fprintf(f, "%-10llu", (unsigned long long)(v))
+#define print_DOUBLE(f, v) fprintf(f, "%-10g", (double)(v))
+#define print_STR(f, v) fprintf(f, "%-10s", (*(const char *)(v)) ? (const char *)(v) : "\"\"")
+
+void gshmemi_config_print(const gshmemi_config *cfg, FILE *out) {
+#define GSHMEMI_ENV_FIELD(name, kind, ctype, def, help)                                     \
+    fprintf(out, "  GSHMEM_%-18s ", #name);                                                  \
+    print_##kind(out, cfg->name);                                                            \
+    fprintf(out, " %s\n", help);
+#include "env_defs.h"
+#undef GSHMEMI_ENV_FIELD
+}

@@ -1,0 +1,88 @@
+/* Logging and status names. Every message names the PE ("gshmem PE 3: ...") so a line in
+ * a multi-PE log says where it came from; fatal errors notify peers through a hook that
+ * init.c installs (the bootstrap's abort), then exit. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static int log_rank = -1;
+void (*gshmemi_abort_hook)(int code, const char *msg);
+
+void gshmemi_set_log_rank(int rank) { log_rank = rank; }
+
+static void vlog(const char *level, const char *fmt, va_list ap) {
+    char msg[2048];
+    int n;
+    if (log_rank >= 0)
+        n = snprintf(msg, sizeof msg, "gshmem PE %d: %s", log_rank, level);
+    else
+        n = snprintf(msg, sizeof msg, "gshmem: %s", level);
+    if (n < 0 || (size_t)n >= sizeof msg) n = 0;
+    vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
+    size_t len = strlen(msg);
+    if (len + 1 < sizeof msg) { msg[len++] = '\n'; msg[len] = 0; }
+    /* one write() so lines from several threads/PEs do not interleave mid-line */
+    ssize_t w = write(STDERR_FILENO, msg, len);
+    (void)w;
+}
+
+void gshmemi_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vlog("error: ", fmt, ap);
+    va_end(ap);
+}
+
+void gshmemi_warn(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vlog("warning: ", fmt, ap);
+    va_end(ap);
+}
+
+void gshmemi_info(const char *fmt, ...) {
+    if (gshmemi_cfg.DEBUG < 1) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vlog("", fmt, ap);
+    va_end(ap);
+}
+
+void gshmemi_fatal(const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    gshmemi_error("%s", msg);
+    if (gshmemi_abort_hook) {
+        void (*hook)(int, const char *) = gshmemi_abort_hook;
+        gshmemi_abort_hook = NULL;  /* a failure inside the hook must not recurse */
+        hook(1, msg);
+    }
+    _exit(1);
+}
+
+void gshmemi_trace(const char *file, int line, const char *expr, gshmemi_status st) {
+    if (gshmemi_cfg.DEBUG < 1) return;
+    gshmemi_info("  at %s:%d: %s -> %s", file, line, expr, gshmemi_status_str(st));
+}
+
+const char *gshmemi_status_str(gshmemi_status st) {
+    switch (st) {
+    case GSHMEM_SUCCESS: return "success";
+    case GSHMEM_ERR_INVALID_ARG: return "invalid argument";
+    case GSHMEM_ERR_NOT_INITIALIZED: return "not initialized";
+    case GSHMEM_ERR_NO_MEMORY: return "out of memory";
+    case GSHMEM_ERR_CUDA: return "CUDA error";
+    case GSHMEM_ERR_BOOTSTRAP: return "bootstrap failure";
+    case GSHMEM_ERR_NOT_AVAILABLE: return "not available";
+    case GSHMEM_ERR_NO_DEVICE: return "no usable GPU";
+    case GSHMEM_ERR_TIMEOUT: return "timeout";
+    case GSHMEM_ERR_INTERNAL: return "internal error";
+    default: return "unknown status";
+    }
+}

@@ -1,0 +1,84 @@
+/* Proves the environment table parses every kind (sizes with suffixes, ints, doubles,
+ * strings), rejects junk with GSHMEM_ERR_INVALID_ARG while keeping the default, and
+ * that the printer lists every variable. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int passed, failed;
+#define EXPECT(cond, ...)                                                                    \
+    do {                                                                                     \
+        if (cond) passed++;                                                                  \
+        else {                                                                               \
+            failed++;                                                                        \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                             \
+            fprintf(stderr, __VA_ARGS__);                                                    \
+            fputc('\n', stderr);                                                             \
+        }                                                                                    \
+    } while (0)
+
+static void sizes(void) {
+    struct { const char *s; uint64_t v; bool ok; } cases[] = {
+        {"4096", 4096, true}, {"64k", 65536, true}, {"512M", 512ull << 20, true},
+        {"2G", 2ull << 30, true}, {"1T", 1ull << 40, true}, {"3GiB", 3ull << 30, true},
+        {"0x1000", 4096, true}, {"", 0, false}, {"12Q", 0, false}, {"-5", 0, false},
+        {"99999999999999999999", 0, false}, {"17179869184T", 0, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint64_t v = 0;
+        bool ok = gshmemi_parse_size(cases[i].s, &v);
+        EXPECT(ok == cases[i].ok, "parse_size('%s') ok=%d, expected %d", cases[i].s, ok, cases[i].ok);
+        if (ok && cases[i].ok)
+            EXPECT(v == cases[i].v, "parse_size('%s') = %llu, expected %llu", cases[i].s,
+                   (unsigned long long)v, (unsigned long long)cases[i].v);
+    }
+}
+
+static void load(void) {
+    gshmemi_config c;
+    unsetenv("GSHMEM_HEAP_MAX");
+    setenv("GSHMEM_DEBUG", "2", 1);
+    setenv("GSHMEM_WAIT_TIMEOUT", "2.5", 1);
+    setenv("GSHMEM_BOOTSTRAP", "uid", 1);
+    EXPECT(gshmemi_config_load(&c) == GSHMEM_SUCCESS, "valid environment rejected");
+    EXPECT(c.DEBUG == 2, "DEBUG=%d, expected 2", c.DEBUG);
+    EXPECT(c.WAIT_TIMEOUT == 2.5, "WAIT_TIMEOUT=%g, expected 2.5", c.WAIT_TIMEOUT);
+    EXPECT(!strcmp(c.BOOTSTRAP, "uid"), "BOOTSTRAP=%s, expected uid", c.BOOTSTRAP);
+    EXPECT(c.HEAP_MAX == 0, "HEAP_MAX default %llu, expected 0", (unsigned long long)c.HEAP_MAX);
+
+    setenv("GSHMEM_HEAP_MAX", "lots", 1);
+    setenv("GSHMEM_DEBUG", "x1", 1);
+    EXPECT(gshmemi_config_load(&c) == GSHMEM_ERR_INVALID_ARG, "junk values accepted");
+    EXPECT(c.HEAP_MAX == 0 && c.DEBUG == 0, "junk values did not fall back to defaults");
+    unsetenv("GSHMEM_HEAP_MAX");
+    unsetenv("GSHMEM_DEBUG");
+    unsetenv("GSHMEM_WAIT_TIMEOUT");
+    unsetenv("GSHMEM_BOOTSTRAP");
+}
+
+static void print(void) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    gshmemi_config c;
+    gshmemi_config_load(&c);
+    gshmemi_config_print(&c, f);
+    fclose(f);
+    const char *names[] = {
+#define GSHMEMI_ENV_FIELD(name, kind, ctype, def, help) "GSHMEM_" #name " ",
+#include "env_defs.h"
+#undef GSHMEMI_ENV_FIELD
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        EXPECT(strstr(buf, names[i]) != NULL, "printer does not list %s", names[i]);
+    free(buf);
+}
+
+int main(void) {
+    sizes();
+    load();
+    print();
+    printf("config: %d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}
