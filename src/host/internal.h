@@ -164,6 +164,7 @@ typedef struct gshmemi_state {
     gshmemi_bootstrap boot;
     gshmemi_heap heap;
     int cuda_dev;                /* CUDA ordinal */
+    uint8_t *dev_uuids;          /* [npes*16] GPU UUID of every PE */
     int cu_ctx_set_by_us;
     const struct gshmemi_transport_ops *transports[4];
     void *tctx[4];
@@ -197,6 +198,17 @@ static inline bool gshmemi_heap_contains(const gshmemi_heap *h, const void *p) {
  * translation unit that registered an updater (see include/gshmem/device/state.h). */
 gshmemi_status gshmemi_device_state_publish(gshmemi_state *s);
 void gshmemi_device_state_clear(void);
+
+/* ---- kernels the host side launches (src/device/stream_ops.cu) ------------------------- */
+#ifdef __cplusplus
+extern "C" {
+#endif
+int gshmemi_launch_barrier_all(void *stream);                 /* returns cudaError_t */
+int gshmemi_launch_wait_until(void *stream, void *ivar, size_t size, int cmp, uint64_t value,
+                              int is_signed);                 /* returns cudaError_t */
+#ifdef __cplusplus
+}
+#endif
 
 /* ---- CUDA error translation (cuda_util.c) --------------------------------------------- */
 gshmemi_status gshmemi_cu_check(int cu_result, const char *call, const char *file, int line);

@@ -1,0 +1,139 @@
+/* Device state: one __constant__ copy per translation unit (no -rdc needed). Each unit
+ * registers an updater at load time; gshmem_init calls every registered updater, which
+ * copies the state into that unit's symbol with that unit's own CUDA runtime. The first
+ * word is a version; device calls check it, so a kernel run before init, or headers and
+ * library of different versions, fail with a message instead of misreading memory. */
+#ifndef GSHMEM_DEVICE_STATE_H
+#define GSHMEM_DEVICE_STATE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define GSHMEMI_STATE_LAYOUT 1u
+
+typedef struct gshmemi_device_state {
+    uint32_t version;          /* GSHMEMI_STATE_VERSION once initialized, else 0 */
+    int32_t mype, npes;
+    int32_t node_first;        /* first PE of my node if its PEs are contiguous, else -1 */
+    int32_t node_n;            /* PEs on my node reached by load/store */
+    int32_t my_local;          /* my index among them */
+    int32_t debug;             /* GSHMEM_DEBUG: >= 2 checks every call's address */
+    int32_t pad0;
+    char *heap_base;           /* symmetric heap base B, identical on all PEs */
+    uint64_t heap_window;      /* W: peer in window slot s is at addr + s * W */
+    uint64_t heap_mapped;      /* bytes mapped (valid symmetric range is [B, B+mapped)) */
+    const int16_t *pe_slot;    /* [npes] window slot, -1 = not reachable by load/store */
+    uint64_t *sync_flags;      /* symmetric [npes]: barrier arrival epochs */
+    uint64_t *sync_epoch;      /* symmetric: this PE's barrier count */
+    uint64_t wait_timeout_ns;  /* device waits give up after this (0 = never) */
+} gshmemi_device_state;
+
+#define GSHMEMI_STATE_VERSION ((GSHMEMI_STATE_LAYOUT << 16) | (uint32_t)sizeof(gshmemi_device_state))
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Returns a cudaError_t value from the unit's own runtime. */
+typedef int (*gshmemi_state_updater)(const gshmemi_device_state *s);
+/* Called from each unit's constructor. If gshmem is already initialized the updater runs
+ * at once (a module loaded after init). Returns 0 or a GSHMEM_ERR_* status. */
+int gshmemx_register_state_updater(gshmemi_state_updater fn, uint32_t version);
+void gshmemx_unregister_state_updater(gshmemi_state_updater fn);
+#ifdef __cplusplus
+}
+#endif
+
+#ifdef __CUDACC__
+#include <cuda_runtime.h>
+
+static __constant__ gshmemi_device_state gshmemi_dstate;
+
+static int gshmemi_update_this_unit(const gshmemi_device_state *s) {
+    return (int)cudaMemcpyToSymbol(gshmemi_dstate, s, sizeof *s);
+}
+__attribute__((constructor)) static void gshmemi_register_this_unit(void) {
+    gshmemx_register_state_updater(gshmemi_update_this_unit, GSHMEMI_STATE_VERSION);
+}
+__attribute__((destructor)) static void gshmemi_unregister_this_unit(void) {
+    gshmemx_unregister_state_updater(gshmemi_update_this_unit);
+}
+
+/* Report and stop the kernel: the host sees cudaErrorIllegalInstruction (or launch
+ * failure) at its next synchronization and gshmem turns that into a job exit. */
+#define GSHMEMI_DEVICE_FAIL(fmt, ...)                                                        \
+    do {                                                                                     \
+        printf("gshmem PE %d: error in device call: " fmt "\n", gshmemi_dstate.mype,         \
+               ##__VA_ARGS__);                                                               \
+        __trap();                                                                            \
+    } while (0)
+
+static __device__ __noinline__ void gshmemi_bad_state(const char *call) {
+    if (gshmemi_dstate.version == 0)
+        printf("gshmem: %s called in a kernel before gshmem_init (or in a module loaded "
+               "without gshmem's header constructor); call gshmem_init() before launching\n",
+               call);
+    else
+        printf("gshmem: %s: device state version 0x%x but this header expects 0x%x: headers "
+               "and libgshmem are from different versions; rebuild against one install\n",
+               call, gshmemi_dstate.version, (unsigned)GSHMEMI_STATE_VERSION);
+    __trap();
+}
+
+static __device__ __forceinline__ const gshmemi_device_state *gshmemi_st(const char *call) {
+    if (gshmemi_dstate.version != GSHMEMI_STATE_VERSION) gshmemi_bad_state(call);
+    return &gshmemi_dstate;
+}
+
+static __device__ __noinline__ void gshmemi_bad_pe(const char *call, int pe) {
+    GSHMEMI_DEVICE_FAIL("%s: PE %d is out of range [0, %d)", call, pe, gshmemi_dstate.npes);
+}
+static __device__ __noinline__ void gshmemi_unreachable_pe(const char *call, int pe) {
+    GSHMEMI_DEVICE_FAIL("%s: PE %d is not reachable by load/store from PE %d and this build "
+                        "has no remote transport for it", call, pe, gshmemi_dstate.mype);
+}
+static __device__ __noinline__ void gshmemi_bad_addr(const char *call, const void *p, size_t n) {
+    GSHMEMI_DEVICE_FAIL("%s: address %p (+%llu bytes) is not inside the symmetric heap "
+                        "[%p, %p); pass memory from gshmem_malloc", call, p,
+                        (unsigned long long)n, gshmemi_dstate.heap_base,
+                        gshmemi_dstate.heap_base + gshmemi_dstate.heap_mapped);
+}
+
+/* Window slot of a PE reached by load/store, or -1. Local peer k of my node lives in
+ * slot (k - me) mod L, so slot 0 is always this PE's own memory at the symmetric address.
+ * pe must be in range. */
+static __device__ __forceinline__ int gshmemi_slot_of(const gshmemi_device_state *s, int pe) {
+    unsigned lr = (unsigned)(pe - s->node_first);
+    if (s->node_first >= 0 && lr < (unsigned)s->node_n) {
+        int slot = (int)lr - s->my_local;
+        return slot < 0 ? slot + s->node_n : slot;
+    }
+    return s->pe_slot[pe];
+}
+
+static __device__ __forceinline__ int gshmemi_slot(const gshmemi_device_state *s, int pe,
+                                                   const char *call) {
+    if ((unsigned)pe >= (unsigned)s->npes) gshmemi_bad_pe(call, pe);
+    int slot = gshmemi_slot_of(s, pe);
+    if (slot < 0) gshmemi_unreachable_pe(call, pe);
+    return slot;
+}
+
+static __device__ __forceinline__ void gshmemi_check_range(const gshmemi_device_state *s,
+                                                           const void *p, size_t n,
+                                                           const char *call) {
+    const char *c = (const char *)p;
+    if (c < s->heap_base || c + n > s->heap_base + s->heap_mapped || c + n < c)
+        gshmemi_bad_addr(call, p, n);
+}
+
+/* The address of symmetric object `p` on PE `pe`, as this GPU reaches it. */
+template <typename T>
+static __device__ __forceinline__ T *gshmemi_peer(const gshmemi_device_state *s, T *p, int pe,
+                                                  size_t n, const char *call) {
+    int slot = gshmemi_slot(s, pe, call);
+    if (s->debug >= 2) gshmemi_check_range(s, p, n, call);
+    return (T *)((char *)p + (size_t)slot * s->heap_window);
+}
+#endif /* __CUDACC__ */
+
+#endif

@@ -1,0 +1,24 @@
+/* CUDA error translation: driver and runtime results become a message naming the call,
+ * the error name and its description, and GSHMEM_ERR_CUDA. */
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include "internal.h"
+
+gshmemi_status gshmemi_cu_check(int res, const char *call, const char *file, int line) {
+    if (res == CUDA_SUCCESS) return GSHMEM_SUCCESS;
+    const char *name = NULL, *desc = NULL;
+    cuGetErrorName((CUresult)res, &name);
+    cuGetErrorString((CUresult)res, &desc);
+    gshmemi_error("CUDA driver call %s failed: %s (%s) [%s:%d]", call, name ? name : "?",
+                  desc ? desc : "?", file, line);
+    return GSHMEM_ERR_CUDA;
+}
+
+gshmemi_status gshmemi_cuda_check(int err, const char *call, const char *file, int line) {
+    if (err == cudaSuccess) return GSHMEM_SUCCESS;
+    gshmemi_error("CUDA runtime call %s failed: %s (%s) [%s:%d]", call,
+                  cudaGetErrorName((cudaError_t)err), cudaGetErrorString((cudaError_t)err),
+                  file, line);
+    return GSHMEM_ERR_CUDA;
+}

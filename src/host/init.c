@@ -1,0 +1,306 @@
+/* gshmem_init / gshmem_finalize and the queries around them. Init order: configuration,
+ * bootstrap (who are the PEs), GPU selection and checks, transports (who reaches whom),
+ * symmetric heap, library-internal symmetric objects, device state in every module. */
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "gshmem.h"
+
+gshmemi_state gshmemi_g;
+
+static const struct gshmemi_transport_ops *const transport_list[] = {
+    &gshmemi_transport_p2p,
+};
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static gshmemi_status require_attr(CUdevice dev, CUdevice_attribute a, const char *what) {
+    int v = 0;
+    GSHMEMI_CU(cuDeviceGetAttribute(&v, a, dev));
+    if (!v) {
+        gshmemi_error("this GPU (device %d) does not support %s, which gshmem's symmetric heap "
+                      "needs; use a GPU/driver with CUDA VMM support (Pascal or newer, Linux)",
+                      (int)dev, what);
+        return GSHMEM_ERR_NOT_AVAILABLE;
+    }
+    return GSHMEM_SUCCESS;
+}
+
+/* Uses the device the caller made current; otherwise GSHMEM_DEVICE, else the PE's index
+ * on its node. More PEs on a node than GPUs is an error, caught here by count and below by
+ * GPU identity. */
+static gshmemi_status select_device(gshmemi_state *s) {
+    CUresult r = cuInit(0);
+    if (r == CUDA_ERROR_NO_DEVICE) {
+        gshmemi_error("no CUDA GPU is visible to this process (CUDA_VISIBLE_DEVICES='%s'); "
+                      "gshmem needs one GPU per PE", getenv("CUDA_VISIBLE_DEVICES") ?: "unset");
+        return GSHMEM_ERR_NO_DEVICE;
+    }
+    GSHMEMI_CU(r);
+    int count = 0;
+    GSHMEMI_CU(cuDeviceGetCount(&count));
+    CUcontext cur = NULL;
+    GSHMEMI_CU(cuCtxGetCurrent(&cur));
+    CUdevice dev;
+    if (cur) {
+        GSHMEMI_CU(cuCtxGetDevice(&dev));
+    } else {
+        int want = gshmemi_cfg.DEVICE >= 0 ? gshmemi_cfg.DEVICE : s->boot.local_rank;
+        if (want >= count) {
+            gshmemi_error("%d PEs run on this node but only %d GPU%s visible to PE %d; run at "
+                          "most one PE per GPU (e.g. gshmrun -n %d), or set GSHMEM_DEVICE / "
+                          "call cudaSetDevice before gshmem_init", s->boot.local_size, count,
+                          count == 1 ? " is" : "s are", s->mype, count);
+            return GSHMEM_ERR_NO_DEVICE;
+        }
+        GSHMEMI_CU(cuDeviceGet(&dev, want));
+        CUcontext ctx;
+        GSHMEMI_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
+        GSHMEMI_CU(cuCtxSetCurrent(ctx));
+        s->cu_ctx_set_by_us = 1;
+    }
+    s->cuda_dev = (int)dev;
+    GSHMEMI_CHECK(require_attr(dev, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+                               "virtual memory management (cuMemCreate/cuMemMap)"));
+    GSHMEMI_CHECK(require_attr(dev, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
+                               "exporting memory as POSIX file descriptors"));
+    return GSHMEM_SUCCESS;
+}
+
+static gshmemi_status check_unique_gpus(gshmemi_state *s) {
+    CUdevice dev;
+    CUuuid u;
+    GSHMEMI_CU(cuDeviceGet(&dev, s->cuda_dev));
+    GSHMEMI_CU(cuDeviceGetUuid(&u, dev));
+    s->dev_uuids = malloc(16 * (size_t)s->npes);
+    if (!s->dev_uuids) return GSHMEM_ERR_NO_MEMORY;
+    GSHMEMI_CHECK(s->boot.ops->allgather(&s->boot, u.bytes, s->dev_uuids, 16));
+    for (int pe = 0; pe < s->npes; pe++) {
+        if (pe == s->mype || s->boot.node_of[pe] != s->boot.node_id) continue;
+        if (!memcmp(s->dev_uuids + 16 * (size_t)pe, u.bytes, 16)) {
+            gshmemi_error("PE %d and PE %d both use the same GPU; gshmem needs one GPU per PE "
+                          "(%d PEs on this node): start fewer PEs or give each its own device",
+                          s->mype, pe, s->boot.local_size);
+            return GSHMEM_ERR_NO_DEVICE;
+        }
+    }
+    return GSHMEM_SUCCESS;
+}
+
+static gshmemi_status init_transports(gshmemi_state *s) {
+    bool *reach = calloc((size_t)s->npes, sizeof *reach);
+    s->pe_transport = malloc((size_t)s->npes * sizeof *s->pe_transport);
+    s->pe_slot = malloc((size_t)s->npes * sizeof *s->pe_slot);
+    if (!reach || !s->pe_transport || !s->pe_slot) { free(reach); return GSHMEM_ERR_NO_MEMORY; }
+    for (int pe = 0; pe < s->npes; pe++) { s->pe_transport[pe] = -1; s->pe_slot[pe] = -1; }
+    gshmemi_status st = GSHMEM_SUCCESS;
+    int n = (int)(sizeof transport_list / sizeof transport_list[0]);
+    for (int t = 0; t < n && st == GSHMEM_SUCCESS; t++) {
+        memset(reach, 0, (size_t)s->npes * sizeof *reach);
+        st = transport_list[t]->init(s, &s->tctx[t], reach);
+        s->transports[t] = transport_list[t];
+        s->n_transports = t + 1;
+        for (int pe = 0; pe < s->npes; pe++)
+            if (reach[pe] && s->pe_transport[pe] < 0) s->pe_transport[pe] = (int8_t)t;
+    }
+    free(reach);
+    GSHMEMI_CHECK(st);
+    const gshmemi_bootstrap *b = &s->boot;
+    for (int pe = 0; pe < s->npes; pe++) {
+        if (s->pe_transport[pe] < 0) {
+            gshmemi_error("PE %d (node %d) cannot reach PE %d (node %d): this build has no remote "
+                          "transport, so all PEs must run on one node", s->mype, b->node_id, pe,
+                          b->node_of[pe]);
+            return GSHMEM_ERR_NOT_AVAILABLE;
+        }
+        if (b->node_of[pe] == b->node_id)  /* load/store peers: window slot (k - me) mod L */
+            s->pe_slot[pe] = (int16_t)((b->local_rank_of[pe] - b->local_rank + b->local_size) %
+                                       b->local_size);
+    }
+    return GSHMEM_SUCCESS;
+}
+
+/* The device view: PE numbers, heap geometry, slot table, barrier objects, limits. */
+static gshmemi_status build_device_state(gshmemi_state *s) {
+    gshmemi_device_state *d = calloc(1, sizeof *d);
+    if (!d) return GSHMEM_ERR_NO_MEMORY;
+    s->dstate = d;
+    const gshmemi_bootstrap *b = &s->boot;
+    /* fast slot arithmetic applies when this node's PEs are consecutive ranks in order */
+    int first = -1, contiguous = 1;
+    for (int pe = 0; pe < s->npes; pe++) {
+        if (b->node_of[pe] != b->node_id) continue;
+        if (first < 0) first = pe;
+        if (b->local_rank_of[pe] != pe - first) contiguous = 0;
+    }
+    GSHMEMI_CUDA(cudaMalloc(&s->d_pe_slot, (size_t)s->npes * sizeof(int16_t)));
+    GSHMEMI_CUDA(cudaMemcpy(s->d_pe_slot, s->pe_slot, (size_t)s->npes * sizeof(int16_t),
+                            cudaMemcpyHostToDevice));
+    d->version = GSHMEMI_STATE_VERSION;
+    d->mype = s->mype;
+    d->npes = s->npes;
+    d->node_first = contiguous ? first : -1;
+    d->node_n = b->local_size;
+    d->my_local = b->local_rank;
+    d->debug = gshmemi_cfg.DEBUG;
+    d->heap_base = s->heap.base;
+    d->heap_window = s->heap.window;
+    d->heap_mapped = s->heap.mapped;
+    d->pe_slot = s->d_pe_slot;
+    d->sync_flags = s->sync_flags;
+    d->sync_epoch = s->sync_epoch;
+    d->wait_timeout_ns = (uint64_t)(gshmemi_cfg.WAIT_TIMEOUT * 1e9);
+    return GSHMEM_SUCCESS;
+}
+
+static gshmemi_status alloc_internal(gshmemi_state *s) {
+    void *p;
+    size_t bytes = ((size_t)s->npes + 1) * sizeof(uint64_t);
+    GSHMEMI_CHECK(gshmemi_heap_alloc(s, bytes, 256, true, &p, "gshmem_init"));
+    GSHMEMI_CUDA(cudaMemsetAsync(p, 0, bytes, (cudaStream_t)s->stream));
+    GSHMEMI_CUDA(cudaStreamSynchronize((cudaStream_t)s->stream));
+    s->sync_flags = p;
+    s->sync_epoch = (uint64_t *)p + s->npes;
+    return GSHMEM_SUCCESS;
+}
+
+static void abort_peers(int code, const char *msg) {
+    gshmemi_bootstrap *b = &gshmemi_g.boot;
+    if (b->ops && b->ops->abort) b->ops->abort(b, code, msg);
+}
+
+static void finalize_at_exit(void) { gshmem_finalize(); }
+
+static gshmemi_status do_init(gshmemi_state *s) {
+    double t0 = now_s();
+    GSHMEMI_CHECK(gshmemi_config_load(&gshmemi_cfg));
+    GSHMEMI_CHECK(gshmemi_bootstrap_init(&s->boot));
+    s->mype = s->boot.rank;
+    s->npes = s->boot.size;
+    gshmemi_set_log_rank(s->mype);
+    gshmemi_abort_hook = abort_peers;
+    GSHMEMI_CHECK(select_device(s));
+    GSHMEMI_CHECK(check_unique_gpus(s));
+    cudaStream_t stream;
+    GSHMEMI_CUDA(cudaStreamCreate(&stream));  /* blocking: ordered after the legacy stream */
+    s->stream = stream;
+    GSHMEMI_CHECK(init_transports(s));
+    GSHMEMI_CHECK(gshmemi_heap_init(s));
+    GSHMEMI_CHECK(alloc_internal(s));
+    GSHMEMI_CHECK(build_device_state(s));
+    GSHMEMI_CHECK(gshmemi_device_state_publish(s));
+    GSHMEMI_CHECK(s->boot.ops->barrier(&s->boot));
+    s->initialized = true;
+    s->init_seconds = now_s() - t0;
+    gshmemi_info("initialized: PE %d of %d, GPU %d, node %d of %d (%d local PEs), init %.3f s",
+                 s->mype, s->npes, s->cuda_dev, s->boot.node_id, s->boot.n_nodes,
+                 s->boot.local_size, s->init_seconds);
+    static int registered;
+    if (!registered++) atexit(finalize_at_exit);
+    return GSHMEM_SUCCESS;
+}
+
+int gshmemx_init_status(void) {
+    if (gshmemi_g.initialized) return GSHMEM_SUCCESS;
+    gshmemi_status st = do_init(&gshmemi_g);
+    if (st != GSHMEM_SUCCESS)
+        gshmemi_error("gshmem_init failed: %s (see the messages above)", gshmemi_status_str(st));
+    return st;
+}
+
+void gshmem_init(void) {
+    if (gshmemx_init_status() != GSHMEM_SUCCESS) gshmemi_fatal("gshmem_init failed; exiting");
+}
+
+int gshmem_init_thread(int requested, int *provided) {
+    int st = gshmemx_init_status();
+    if (provided) *provided = GSHMEM_THREAD_MULTIPLE;
+    (void)requested;
+    return st;
+}
+
+void gshmem_query_thread(int *provided) {
+    if (provided) *provided = GSHMEM_THREAD_MULTIPLE;
+}
+
+int gshmemx_init_attr(const gshmemx_init_attr_t *attr) {
+    if (gshmemi_g.initialized) return GSHMEM_SUCCESS;
+    if (!attr || attr->n_pes <= 0 || attr->rank < 0 || attr->rank >= attr->n_pes) {
+        gshmemi_error("gshmemx_init_attr: attr must give 0 <= rank < n_pes (got rank %d, n_pes %d)",
+                      attr ? attr->rank : -1, attr ? attr->n_pes : -1);
+        return GSHMEM_ERR_INVALID_ARG;
+    }
+    char uid[GSHMEMX_UNIQUEID_BYTES + 1];
+    memcpy(uid, attr->uid.internal, GSHMEMX_UNIQUEID_BYTES);
+    uid[GSHMEMX_UNIQUEID_BYTES] = 0;
+    char rank[16], n[16];
+    snprintf(rank, sizeof rank, "%d", attr->rank);
+    snprintf(n, sizeof n, "%d", attr->n_pes);
+    /* the uid bootstrap reads these through the configuration table like gshmrun's PEs */
+    setenv("GSHMEM_BOOTSTRAP", "uid", 1);
+    setenv("GSHMEM_UID", uid, 1);
+    setenv("GSHMEM_RANK", rank, 1);
+    setenv("GSHMEM_NPES", n, 1);
+    return gshmemx_init_status();
+}
+
+int gshmemx_get_uniqueid(gshmemx_uniqueid_t *uid) {
+    if (!uid) return GSHMEM_ERR_INVALID_ARG;
+    memset(uid, 0, sizeof *uid);
+    int fd;
+    GSHMEMI_CHECK(gshmemi_config_load(&gshmemi_cfg));
+    return gshmemi_uid_create(uid->internal, sizeof uid->internal, &fd, false);
+}
+
+void gshmem_finalize(void) {
+    gshmemi_state *s = &gshmemi_g;
+    if (!s->initialized) return;
+    s->initialized = false;
+    /* all PEs stop using each other's memory before anyone unmaps */
+    cudaStreamSynchronize((cudaStream_t)s->stream);
+    if (s->boot.ops->barrier(&s->boot) != GSHMEM_SUCCESS)
+        gshmemi_warn("gshmem_finalize: barrier with the other PEs failed; finalizing anyway");
+    gshmemi_device_state_clear();
+    for (int t = s->n_transports - 1; t >= 0; t--)
+        if (s->transports[t]->finalize) s->transports[t]->finalize(s, s->tctx[t]);
+    gshmemi_heap_finalize(s);
+    cudaFree(s->d_pe_slot);
+    cudaStreamDestroy((cudaStream_t)s->stream);
+    gshmemi_abort_hook = NULL;
+    gshmemi_bootstrap_finalize(&s->boot);
+    free(s->dstate);
+    free(s->pe_transport);
+    free(s->pe_slot);
+    free(s->dev_uuids);
+    memset(s, 0, sizeof *s);
+}
+
+void gshmem_global_exit(int status) {
+    char msg[64];
+    snprintf(msg, sizeof msg, "gshmem_global_exit(%d) called", status);
+    gshmemi_bootstrap *b = &gshmemi_g.boot;
+    if (gshmemi_g.initialized && b->ops && b->ops->abort) b->ops->abort(b, status, msg);
+    exit(status);
+}
+
+int gshmemi_host_my_pe(void) { return gshmemi_g.initialized ? gshmemi_g.mype : -1; }
+int gshmemi_host_n_pes(void) { return gshmemi_g.initialized ? gshmemi_g.npes : -1; }
+double gshmemx_init_seconds(void) { return gshmemi_g.init_seconds; }
+
+void gshmem_info_get_version(int *major, int *minor) {
+    if (major) *major = 1;
+    if (minor) *minor = 5;
+}
+
+void gshmem_info_get_name(char *name) {
+    if (name) snprintf(name, 256, "%s %d.%d", GSHMEM_VENDOR_STRING, GSHMEM_MAJOR_VERSION,
+                       GSHMEM_MINOR_VERSION);
+}
