@@ -49,6 +49,7 @@ void gshmemi_host_quiet(void);
 void gshmemi_host_barrier_all(void);
 void *gshmemi_host_ptr(const void *dest, int pe);
 void gshmemi_host_wait_until(void *ivar, size_t size, int cmp, uint64_t value, int is_signed);
+int gshmemi_host_test(void *ivar, size_t size, int cmp, uint64_t value, int is_signed);
 
 #ifdef __cplusplus
 }
@@ -139,6 +140,11 @@ GSHMEM_SIZED_TYPES(GSHMEMI_HD_SIZED)
         GSHMEMI_PICK(gshmemi_dev_##NAME##_wait_until(ivar, cmp, value),                      \
                      gshmemi_host_wait_until(ivar, sizeof(T), cmp, (uint64_t)value,          \
                                              !((T)-1 > (T)0)));                                 \
+    }                                                                                        \
+    GSHMEMI_HD int gshmem_##NAME##_test(T *ivar, int cmp, T value) {                         \
+        return GSHMEMI_PICK(gshmemi_dev_##NAME##_test(ivar, cmp, value),                     \
+                            gshmemi_host_test(ivar, sizeof(T), cmp, (uint64_t)value,         \
+                                              !((T)-1 > (T)0)));                             \
     }
 GSHMEM_P2P_SYNC_TYPES(GSHMEMI_HD_WAIT)
 

@@ -101,6 +101,28 @@ void gshmemi_host_wait_until(void *ivar, size_t size, int cmp, uint64_t value, i
     sync_internal("gshmem_wait_until");
 }
 
+/* Reads this PE's copy of ivar and compares, as the sized signed or unsigned type. */
+int gshmemi_host_test(void *ivar, size_t size, int cmp, uint64_t value, int is_signed) {
+    (void)peer_addr("gshmem_test", ivar, size, gshmemi_g.mype, "ivar");
+    if (cmp < GSHMEM_CMP_EQ || cmp > GSHMEM_CMP_GE)
+        gshmemi_fatal("gshmem_test: comparison %d is not one of GSHMEM_CMP_*", cmp);
+    uint64_t raw = 0;
+    check_cuda(cudaMemcpy(&raw, ivar, size, cudaMemcpyDeviceToHost), "gshmem_test", "cudaMemcpy");
+    int shift = 64 - 8 * (int)size;
+    /* sign- or zero-extend both sides from `size` bytes, then compare as 64-bit */
+    int64_t a = is_signed ? (int64_t)(raw << shift) >> shift : (int64_t)raw;
+    int64_t b = is_signed ? (int64_t)(value << shift) >> shift : (int64_t)(value & (~0ull >> shift));
+    int c = is_signed ? (a > b) - (a < b) : ((uint64_t)a > (uint64_t)b) - ((uint64_t)a < (uint64_t)b);
+    switch (cmp) {
+    case GSHMEM_CMP_EQ: return c == 0;
+    case GSHMEM_CMP_NE: return c != 0;
+    case GSHMEM_CMP_GT: return c > 0;
+    case GSHMEM_CMP_LE: return c <= 0;
+    case GSHMEM_CMP_LT: return c < 0;
+    default: return c >= 0;
+    }
+}
+
 void *gshmemi_host_ptr(const void *dest, int pe) {
     gshmemi_state *s = &gshmemi_g;
     if (!s->initialized || pe < 0 || pe >= s->npes || !gshmemi_heap_contains(&s->heap, dest) ||

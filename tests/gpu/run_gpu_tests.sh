@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Runs the GPU test suite on the GPUs of this machine: every test under gshmrun on N PEs
+# (default: all GPUs, at least 2), the ring example under gshmrun and mpirun, the misuse
+# cases (status + message), and compute-sanitizer over the RMA/sync tests. Every process has
+# a timeout, so a hang costs seconds, not the session.
+# usage: tests/gpu/run_gpu_tests.sh BUILD_DIR [NPES]
+set -u
+B=${1:?usage: run_gpu_tests.sh BUILD_DIR [NPES]}
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+N=${2:-$NGPU}
+if [ "$NGPU" -lt 2 ]; then
+  echo "GPU tests need at least 2 GPUs; this machine has $NGPU. Skipping."
+  exit 0
+fi
+RUN="$B/tools/gshmrun"
+pass=0; fail=0; failed_names=()
+ok()  { pass=$((pass+1)); echo "PASS $1"; }
+bad() { fail=$((fail+1)); failed_names+=("$1"); echo "FAIL $1${2:+: $2}"; }
+
+# run NAME TIMEOUT CMD...: passes when CMD exits 0
+run() {
+  local name=$1 t=$2; shift 2
+  local log=/tmp/gshmem-test-$name.log
+  local t0=$(date +%s.%N)
+  timeout -k 5 "$t" "$@" >"$log" 2>&1
+  local rc=$?
+  local dt=$(echo "$(date +%s.%N) - $t0" | bc)
+  if [ $rc -eq 0 ]; then ok "$name (${dt}s)"; grep -E 'passed|took|heap:|seed' "$log" | head -8 | sed 's/^/    /'
+  else bad "$name" "exit $rc after ${dt}s"; tail -25 "$log" | sed 's/^/    /'; fi
+}
+
+# expect_fail NAME TIMEOUT REGEX CMD...: passes when CMD exits non-zero within the timeout
+# (124 = it hung) and its output matches REGEX
+expect_fail() {
+  local name=$1 t=$2 re=$3; shift 3
+  local log=/tmp/gshmem-test-$name.log
+  timeout -k 5 "$t" "$@" >"$log" 2>&1
+  local rc=$?
+  if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $rc -ne 137 ] && grep -Eq "$re" "$log"; then
+    ok "$name (exit $rc)"; grep -E "$re" "$log" | head -2 | cut -c1-240 | sed 's/^/    /'
+  else bad "$name" "exit $rc, message /$re/ $(grep -Eq "$re" "$log" && echo found || echo missing)"
+    tail -15 "$log" | sed 's/^/    /'; fi
+}
+
+echo "== GPU tests on $N PEs ($NGPU GPUs) =="
+for t in test_heap test_rma test_sync test_host; do
+  run "$t" 300 "$RUN" -n "$N" -t 280 "$B/tests/gpu/$t"
+done
+run ring_gshmrun 60 "$RUN" -n "$N" -t 50 "$B/examples/ring"
+if command -v mpirun >/dev/null && [ -f "$B/.pmix_built" ]; then
+  run ring_mpirun 60 mpirun --allow-run-as-root --oversubscribe -np "$N" \
+      -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS -x TORCH_SYMM_MEM_DISABLE_MULTICAST "$B/examples/ring"
+fi
+
+echo "== misuse: clear message and non-zero status =="
+E="$B/tests/gpu/test_errors"
+expect_fail before_init 60 'before gshmem_init' "$E" before_init
+expect_fail no_gpu 60 'no CUDA GPU is visible' env CUDA_VISIBLE_DEVICES= "$E" init_status_no_gpu
+expect_fail too_many_pes 60 'only [0-9]+ GPUs? (is|are) visible' "$RUN" -n $((NGPU + 1)) -t 50 "$E" free_foreign
+expect_fail free_foreign 60 'not from the symmetric heap' "$RUN" -n "$N" -t 50 "$E" free_foreign
+expect_fail double_free 60 'not the start of a live symmetric allocation' "$RUN" -n "$N" -t 50 "$E" double_free
+expect_fail bad_pe_device 60 'PE [0-9]+ is out of range' "$RUN" -n "$N" -t 50 "$E" bad_pe_device
+expect_fail bad_pe_host 60 'PE -1 is out of range' "$RUN" -n "$N" -t 50 "$E" bad_pe_host
+expect_fail oom 60 'cannot grow' env GSHMEM_HEAP_MAX=256M "$RUN" -n "$N" -t 50 "$E" oom
+expect_fail wait_timeout 60 'waited [0-9.]+ s for' env GSHMEM_WAIT_TIMEOUT=2 "$RUN" -n "$N" -t 50 "$E" wait_timeout
+expect_fail debug_addr 60 'not inside the symmetric heap' env GSHMEM_DEBUG=2 "$RUN" -n "$N" -t 50 "$E" debug_addr
+expect_fail mismatched_malloc 60 'different arguments' "$RUN" -n "$N" -t 50 "$E" mismatched_malloc
+expect_fail die_before_init 60 'PE 1' env GSHMEM_BOOTSTRAP_TIMEOUT=5 "$RUN" -n "$N" -t 50 "$E" die_before_init
+
+if command -v compute-sanitizer >/dev/null && [ -z "${SKIP_SANITIZER:-}" ]; then
+  echo "== compute-sanitizer (memcheck, racecheck) =="
+  CS="compute-sanitizer --error-exitcode 9 --print-limit 20"
+  run memcheck_sync 400 "$RUN" -n 2 -t 390 $CS --tool memcheck "$B/tests/gpu/test_sync"
+  run memcheck_host 400 "$RUN" -n 2 -t 390 $CS --tool memcheck "$B/tests/gpu/test_host"
+  run racecheck_heap 400 "$RUN" -n 2 -t 390 $CS --tool racecheck "$B/tests/gpu/test_heap"
+fi
+
+echo
+echo "GPU tests: $pass passed, $fail failed"
+[ $fail -eq 0 ] || { echo "failed: ${failed_names[*]}"; exit 1; }

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# One call on a GPU machine: build (with PMIx when headers are carried in .deps/pmix),
+# run the unit tests, the GPU suite and the benchmarks, each with a timeout; logs go to
+# $OUT (or ./gpu-run-out). usage: tools/gpu-run.sh [tests|bench|all] [NPES]
+set -u
+what=${1:-all}
+N=${2:-}
+OUT=${OUT:-$PWD/gpu-run-out}
+mkdir -p "$OUT"
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+B=build-gpu
+echo "== machine =="
+nvidia-smi -L; nvidia-smi topo -m 2>/dev/null | head -8
+
+pmix_args=()
+if [ -f .deps/pmix/include/pmix.h ]; then
+  lib=$(ls /usr/lib/x86_64-linux-gnu/libpmix.so.2 /usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so.2 \
+        /usr/lib/x86_64-linux-gnu/openmpi/lib/libpmix.so.2 2>/dev/null | head -1)
+  if [ -n "$lib" ]; then
+    mkdir -p .deps/pmix/lib && ln -sf "$lib" .deps/pmix/lib/libpmix.so
+    pmix_args=(-Dpmix_root=$PWD/.deps/pmix)
+  else
+    echo "no libpmix.so.2 found on this machine: building without PMIx"
+  fi
+fi
+
+echo "== build =="
+t0=$(date +%s)
+if [ ! -d $B ]; then
+  meson setup $B --buildtype=release "${pmix_args[@]}" >"$OUT/setup.log" 2>&1 || { tail -30 "$OUT/setup.log"; exit 1; }
+fi
+timeout 900 ninja -C $B >"$OUT/build.log" 2>&1 || { grep -E 'error|Error' -A3 "$OUT/build.log" | head -40; exit 1; }
+grep -q 'PMIx bootstrap *: *YES' "$OUT/setup.log" 2>/dev/null && touch $B/.pmix_built
+echo "built in $(( $(date +%s) - t0 )) s"
+$B/tools/gshmem-info --gpus | sed -n '1,4p;/GPUs/,$p'
+
+if [ "$what" = all ] || [ "$what" = tests ]; then
+  echo "== unit tests =="
+  timeout 300 meson test -C $B --suite unit --print-errorlogs 2>&1 | tail -12
+  echo "== GPU tests =="
+  timeout 1500 tests/gpu/run_gpu_tests.sh $B $N 2>&1 | tee "$OUT/gpu-tests.log"
+fi
+if [ "$what" = all ] || [ "$what" = bench ]; then
+  echo "== benchmarks =="
+  timeout 60 $B/tools/gshmrun -n 2 -t 50 $B/bench/init 2>&1 | tee "$OUT/init.log"
+  timeout 200 $B/tools/gshmrun -n 2 -t 190 $B/bench/latency 2>&1 | tee "$OUT/latency.log"
+  timeout 300 $B/tools/gshmrun -n 2 -t 290 $B/bench/bandwidth --csv "$OUT/bandwidth.csv" 2>&1 | tee "$OUT/bandwidth.log"
+fi

@@ -1,0 +1,56 @@
+/* gshmem-info: what this build of gshmem contains and every environment variable with its
+ * current value. With --gpus, also the GPUs this process sees (it initializes CUDA, so a
+ * launcher must not run it before forking). */
+#include <cuda.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "gshmem_build_config.h"
+
+static void gpus(void) {
+    int n = 0;
+    if (cuInit(0) != CUDA_SUCCESS || cuDeviceGetCount(&n) != CUDA_SUCCESS) {
+        printf("GPUs: none visible (cuInit failed)\n");
+        return;
+    }
+    printf("GPUs: %d\n", n);
+    for (int i = 0; i < n; i++) {
+        CUdevice d;
+        char name[128];
+        int vmm = 0, fd = 0, maj = 0, min = 0;
+        size_t mem = 0;
+        cuDeviceGet(&d, i);
+        cuDeviceGetName(name, sizeof name, d);
+        cuDeviceTotalMem(&mem, d);
+        cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, d);
+        cuDeviceGetAttribute(&fd, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, d);
+        cuDeviceGetAttribute(&maj, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d);
+        cuDeviceGetAttribute(&min, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d);
+        printf("  %d: %s, sm_%d%d, %.1f GiB, VMM %s, fd sharing %s, peer access to:", i, name,
+               maj, min, mem / 1073741824.0, vmm ? "yes" : "NO", fd ? "yes" : "NO");
+        for (int j = 0; j < n; j++) {
+            CUdevice e;
+            int can = 0;
+            if (j == i) continue;
+            cuDeviceGet(&e, j);
+            cuDeviceCanAccessPeer(&can, d, e);
+            printf(" %d:%s", j, can ? "yes" : "no");
+        }
+        printf("\n");
+    }
+}
+
+int main(int argc, char **argv) {
+    printf("gshmem %d.%d (OpenSHMEM 1.5 API shape)\n", GSHMEM_MAJOR_VERSION, GSHMEM_MINOR_VERSION);
+    printf("Built with:\n");
+    printf("  bootstraps: self, uid (gshmrun, gshmemx_init_attr)%s\n",
+           GSHMEM_HAVE_PMIX ? ", pmix" : "  [pmix: not built: install libpmix-dev and rebuild]");
+    printf("  transports: p2p (NVLink/PCIe load/store)  [no remote transport: single node only]\n");
+    printf("Environment (GSHMEM_*: value, then meaning):\n");
+    gshmemi_config c;
+    gshmemi_config_load(&c);
+    gshmemi_config_print(&c, stdout);
+    if (argc > 1 && !strcmp(argv[1], "--gpus")) gpus();
+    return 0;
+}
