@@ -210,8 +210,9 @@ static gshmemi_status grow(gshmemi_state *s, uint64_t need, uint64_t req, const 
             GSHMEMI_CHECK(s->transports[t]->chunk_added(s, s->tctx[t], &c));
     gshmemi_info("heap grew by %llu MiB to %llu MiB (%d chunks)", (unsigned long long)(want >> 20),
                  (unsigned long long)(h->mapped >> 20), h->n_chunks);
-    if (s->dstate) {
-        /* the debug range check reads heap_mapped on the device */
+    if (s->dstate && gshmemi_cfg.DEBUG >= 2) {
+        /* only the debug range check reads heap_mapped on the device; republishing
+         * otherwise would wait (legacy stream) on kernels that may be waiting for us */
         ((gshmemi_device_state *)s->dstate)->heap_mapped = h->mapped;
         GSHMEMI_CHECK(gshmemi_device_state_publish(s));
     }
