@@ -45,4 +45,14 @@ if [ "$what" = all ] || [ "$what" = bench ]; then
   timeout 60 $B/tools/gshmrun -n 2 -t 50 $B/bench/init 2>&1 | tee "$OUT/init.log"
   timeout 200 $B/tools/gshmrun -n 2 -t 190 $B/bench/latency 2>&1 | tee "$OUT/latency.log"
   timeout 300 $B/tools/gshmrun -n 2 -t 290 $B/bench/bandwidth --csv "$OUT/bandwidth.csv" 2>&1 | tee "$OUT/bandwidth.log"
+  echo "== incumbent: NVSHMEM (same GPUs, same run) =="
+  NV=$(python3 -c "import nvidia.nvshmem as m; print(list(m.__path__)[0])" 2>/dev/null)
+  if [ -n "$NV" ] && [ -f "$NV/include/nvshmem.h" ]; then
+    nvcc -std=c++17 -O3 -rdc=true -arch=sm_90 -I"$NV/include" bench/nvshmem/nvshmem_p2p.cu -o $B/nvshmem_p2p \
+      -L"$NV/lib" -l:libnvshmem_host.so.3 -lnvshmem_device -lcuda >"$OUT/nvshmem-build.log" 2>&1 \
+      || tail -5 "$OUT/nvshmem-build.log"
+    LD_LIBRARY_PATH="$NV/lib:${LD_LIBRARY_PATH:-}" timeout 300 $B/tools/gshmrun -n 2 -t 290 $B/nvshmem_p2p 2>&1 | tee "$OUT/nvshmem.log"
+  else
+    echo "NVSHMEM not found (python3 package nvidia.nvshmem): skipped"
+  fi
 fi
