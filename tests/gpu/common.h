@@ -78,7 +78,7 @@ __global__ void verify_pattern(const uint8_t *p, size_t n, uint64_t seed, int pe
 }
 
 /* Returns the mismatch record of a check (synchronizes). */
-static mismatch check_pattern(const void *p, size_t n, uint64_t seed, int pe, uint64_t first,
+static inline mismatch check_pattern(const void *p, size_t n, uint64_t seed, int pe, uint64_t first,
                               size_t guard, uint8_t poison) {
     static mismatch *m;
     if (!m) CK(cudaHostAlloc((void **)&m, sizeof *m, cudaHostAllocMapped));
@@ -91,7 +91,7 @@ static mismatch check_pattern(const void *p, size_t n, uint64_t seed, int pe, ui
     return *m;
 }
 
-static int summary(const char *name) {
+static inline int summary(const char *name) {
     if (gshmem_my_pe() <= 0 || t_failed)
         printf("%s PE %d: %d passed, %d failed\n", name, gshmem_my_pe(), t_passed, t_failed);
     return t_failed ? 1 : 0;
@@ -99,7 +99,7 @@ static int summary(const char *name) {
 
 /* Fresh each run (clock-derived on PE 0, or GSHMEM_TEST_SEED to replay a failure) and equal
  * on every PE: PE 0 puts its value to all. Collective. */
-static uint64_t agree_seed(void) {
+static inline uint64_t agree_seed(void) {
     static uint64_t *sym;
     if (!sym) sym = (uint64_t *)gshmem_malloc(sizeof *sym);
     if (gshmem_my_pe() == 0) {
@@ -117,7 +117,7 @@ static uint64_t agree_seed(void) {
 }
 
 /* xorshift for test parameters (offsets, sizes), identical on all PEs given the seed */
-static uint64_t rng_next(uint64_t *s) {
+static inline uint64_t rng_next(uint64_t *s) {
     *s ^= *s << 13;
     *s ^= *s >> 7;
     *s ^= *s << 17;

@@ -1,0 +1,39 @@
+/* ring: each PE puts its number and a small array into the next PE's symmetric buffer from
+ * a kernel, then all PEs meet at a barrier and check what the previous PE sent.
+ *   gshmrun -n 2 ./ring        or        mpirun -np 2 ./ring */
+#include <cuda_runtime.h>
+#include <stdio.h>
+
+#include "gshmem.h"
+
+#define N 1024
+
+__global__ void send_to_next(int *inbox) {
+    int me = gshmem_my_pe(), next = (me + 1) % gshmem_n_pes();
+    __shared__ int msg[N];
+    for (int i = threadIdx.x; i < N; i += blockDim.x) msg[i] = me * 1000000 + i;
+    __syncthreads();
+    /* the whole block copies the array into the next PE's inbox over NVLink */
+    gshmemx_int_put_block(inbox, msg, N, next);
+}
+
+int main(void) {
+    gshmem_init();
+    int me = gshmem_my_pe(), n = gshmem_n_pes(), prev = (me + n - 1) % n;
+    int *inbox = (int *)gshmem_calloc(N, sizeof(int));
+    send_to_next<<<1, 256>>>(inbox);
+    if (cudaDeviceSynchronize() != cudaSuccess) {
+        fprintf(stderr, "ring: kernel failed\n");
+        return 1;
+    }
+    gshmem_barrier_all();
+    static int got[N];
+    cudaMemcpy(got, inbox, sizeof got, cudaMemcpyDeviceToHost);
+    int bad = 0;
+    for (int i = 0; i < N; i++) bad += got[i] != prev * 1000000 + i;
+    if (bad) printf("ring: PE %d of %d: %d of %d values from PE %d are wrong (first: %d)\n", me, n, bad, N, prev, got[0]);
+    else printf("ring: PE %d of %d received from PE %d: OK\n", me, n, prev);
+    gshmem_free(inbox);
+    gshmem_finalize();
+    return bad != 0;
+}
