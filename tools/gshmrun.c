@@ -100,6 +100,9 @@ static void spawn(int i, const char *uid, int listen_fd, char **argv) {
         setenv("NCCL_NVLS_ENABLE", "0", 0);
         setenv("NVSHMEM_DISABLE_NVLS", "1", 0);
         setenv("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1", 0);
+        /* lazy kernel loading can deadlock kernels that wait on each other (a spinning
+         * waiter blocks loading the writer): load modules eagerly unless told otherwise */
+        setenv("CUDA_MODULE_LOADING", "EAGER", 0);
         if (i == 0) {   /* only rank 0 keeps the listening socket across exec */
             fcntl(listen_fd, F_SETFD, 0);
             snprintf(v, sizeof v, "%d", listen_fd);

@@ -16,9 +16,9 @@ static gshmemi_device_state published;  /* last state pushed; zero before init *
 static gshmemi_status run_updater(gshmemi_state_updater fn, const gshmemi_device_state *s) {
     int err = fn(s);
     if (err != 0) {
-        gshmemi_error("could not copy gshmem's device state into a CUDA module (%s): is the "
-                      "module built for this GPU's architecture (nvcc -arch=sm_XX)?",
-                      gshmemi_status_str(GSHMEM_ERR_CUDA));
+        gshmemi_error("could not copy gshmem's device state into a CUDA module: if the error "
+                      "below is about the device image, build the module for this GPU's "
+                      "architecture (nvcc -arch=sm_XX)");
         return gshmemi_cuda_check(err, "cudaMemcpyToSymbol(gshmemi_dstate)", __FILE__, __LINE__);
     }
     return GSHMEM_SUCCESS;
@@ -83,5 +83,10 @@ gshmemi_status gshmemi_device_state_publish(gshmemi_state *st) {
 void gshmemi_device_state_clear(void) {
     gshmemi_device_state zero;
     memset(&zero, 0, sizeof zero);
-    (void)push_all(&zero);
+    pthread_mutex_lock(&lock);
+    published = zero;
+    /* best effort: after a failed kernel the context is unusable and the copies fail; the
+     * process is going away then, so nothing is reported */
+    for (int i = 0; i < n_updaters; i++) (void)updaters[i](&zero);
+    pthread_mutex_unlock(&lock);
 }

@@ -268,12 +268,14 @@ gshmemi_status gshmemi_heap_free(gshmemi_state *s, void *ptr, const char *call) 
     uint64_t off = (uint64_t)((char *)ptr - h->base);
     bool inside = gshmemi_heap_contains(h, ptr);
     int known = inside && gshmemi_alloc_size(&h->alloc, off) != 0;
+    if (!inside) {   /* caught before the collective check: foreign pointers differ per PE */
+        gshmemi_error("%s(%p): pointer is not from the symmetric heap (gshmem_malloc)", call, ptr);
+        return GSHMEM_ERR_INVALID_ARG;
+    }
     GSHMEMI_CHECK(agree(s, (triple){(uint64_t)(uintptr_t)ptr, 0, 0}, call, "pointer/-/-"));
     if (!known) {
-        gshmemi_error("%s(%p): %s", call, ptr,
-                      inside ? "not the start of a live symmetric allocation (freed twice, or a "
-                               "pointer into the middle of an object?)"
-                             : "pointer is not from the symmetric heap (gshmem_malloc)");
+        gshmemi_error("%s(%p): not the start of a live symmetric allocation (freed twice, or a "
+                      "pointer into the middle of an object?)", call, ptr);
         return GSHMEM_ERR_INVALID_ARG;
     }
     gshmemi_alloc_free(&h->alloc, off);

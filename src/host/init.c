@@ -38,6 +38,9 @@ static gshmemi_status require_attr(CUdevice dev, CUdevice_attribute a, const cha
  * on its node. More PEs on a node than GPUs is an error, caught here by count and below by
  * GPU identity. */
 static gshmemi_status select_device(gshmemi_state *s) {
+    /* Lazy loading can deadlock a kernel spinning on a flag that a not-yet-loaded kernel
+     * would write; if CUDA is not initialized yet this makes loading eager (no override). */
+    setenv("CUDA_MODULE_LOADING", "EAGER", 0);
     CUresult r = cuInit(0);
     if (r == CUDA_ERROR_NO_DEVICE) {
         gshmemi_error("no CUDA GPU is visible to this process (CUDA_VISIBLE_DEVICES='%s'); "

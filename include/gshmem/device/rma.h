@@ -20,13 +20,13 @@ GSHMEMI_DEV void gshmemi_put_scope(void *dest, const void *src, size_t n, int pe
                                    unsigned size, const char *call) {
     const gshmemi_device_state *s = gshmemi_st(call);
     void *d = gshmemi_peer(s, dest, pe, n, call);
-    gshmemi_copy_group(d, src, n, rank, size);
+    gshmemi_copy_group<false>(d, src, n, rank, size);
 }
 GSHMEMI_DEV void gshmemi_get_scope(void *dest, const void *src, size_t n, int pe, unsigned rank,
                                    unsigned size, const char *call) {
     const gshmemi_device_state *s = gshmemi_st(call);
     const void *sp = gshmemi_peer(s, src, pe, n, call);
-    gshmemi_copy_group(dest, sp, n, rank, size);
+    gshmemi_copy_group<true>(dest, sp, n, rank, size);
 }
 
 /* gshmem[x]_putmem{,_nbi}{,_warp,_block} and getmem likewise. */
