@@ -1,0 +1,69 @@
+/* Shared by the benchmarks: CUDA checks, medians, event timing. Every benchmark times with
+ * CUDA events around whole kernels, warms up first, and reports the median of trials. */
+#ifndef GSHMEM_BENCH_COMMON_H
+#define GSHMEM_BENCH_COMMON_H
+
+#include <cuda_runtime.h>
+#include <algorithm>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vector>
+
+#define CK(x)                                                                                \
+    do {                                                                                     \
+        cudaError_t e_ = (x);                                                                \
+        if (e_ != cudaSuccess) {                                                             \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #x,                \
+                    cudaGetErrorString(e_));                                                 \
+            exit(1);                                                                         \
+        }                                                                                    \
+    } while (0)
+
+static inline float median(std::vector<float> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.f : v[v.size() / 2];
+}
+
+static inline float elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
+    float ms = 0;
+    CK(cudaEventSynchronize(b));
+    CK(cudaEventElapsedTime(&ms, a, b));
+    return ms;
+}
+
+static inline const char *fmt_size(size_t n, char *buf) {
+    if (n >= (1u << 20)) sprintf(buf, "%zuMiB", n >> 20);
+    else if (n >= 1024) sprintf(buf, "%zuKiB", n >> 10);
+    else sprintf(buf, "%zuB", n);
+    return buf;
+}
+
+/* Byte pattern of (seed, i): validation data that a misplaced byte cannot match. */
+__host__ __device__ static inline unsigned char bench_pattern(unsigned seed, size_t i) {
+    unsigned x = (unsigned)i * 2654435761u ^ seed * 40503u;
+    return (unsigned char)(x ^ (x >> 15) ^ (x >> 7));
+}
+
+__global__ void bench_fill(unsigned char *p, size_t n, unsigned seed) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        p[i] = bench_pattern(seed, i);
+}
+
+__global__ void bench_count_bad(const unsigned char *p, size_t n, unsigned seed, unsigned long long *bad) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        if (p[i] != bench_pattern(seed, i)) atomicAdd(bad, 1ull);
+}
+
+/* Counts bytes of p[0..n) that differ from the pattern (synchronizes). */
+static inline unsigned long long bench_check(const void *p, size_t n, unsigned seed) {
+    unsigned long long *bad, h = 0;
+    CK(cudaMalloc(&bad, sizeof *bad));
+    CK(cudaMemset(bad, 0, sizeof *bad));
+    bench_count_bad<<<264, 512>>>((const unsigned char *)p, n, seed, bad);
+    CK(cudaMemcpy(&h, bad, sizeof h, cudaMemcpyDeviceToHost));
+    CK(cudaFree(bad));
+    return h;
+}
+
+#endif
