@@ -328,6 +328,9 @@ void *gshmem_calloc(size_t count, size_t size) {
     if (gshmemi_cuda_check(cudaMemsetAsync(p, 0, count * size, st), "cudaMemsetAsync", __FILE__, __LINE__) ||
         gshmemi_cuda_check(cudaStreamSynchronize(st), "cudaStreamSynchronize", __FILE__, __LINE__))
         gshmemi_fatal("gshmem_calloc(%zu, %zu): zeroing failed", count, size);
+    /* every PE's zeroing must finish before any PE may put into the new object */
+    if (gshmemi_g.boot.ops->barrier(&gshmemi_g.boot) != GSHMEM_SUCCESS)
+        gshmemi_fatal("gshmem_calloc(%zu, %zu): barrier with the other PEs failed", count, size);
     return p;
 }
 
