@@ -97,10 +97,10 @@ GSHMEM_P2P_SYNC_TYPES(GSHMEMI_DEF_WAIT)
 GSHMEMI_DEV void gshmemi_barrier_group(const gshmemi_device_state *s, uint64_t epoch,
                                        unsigned rank, unsigned size, const char *call) {
     uint64_t *mine = s->sync_flags + s->mype;
-    for (int pe = (int)rank; pe < s->npes; pe += (int)size) {
-        gshmemi_fence_acq_rel_sys();
+    /* one fence per storing thread: it makes every following flag store a release */
+    if ((int)rank < s->npes) gshmemi_fence_acq_rel_sys();
+    for (int pe = (int)rank; pe < s->npes; pe += (int)size)
         gshmemi_st_relaxed(gshmemi_peer(s, mine, pe, sizeof(uint64_t), call), epoch);
-    }
     for (int pe = (int)rank; pe < s->npes; pe += (int)size)
         gshmemi_wait(s, (const uint64_t *)(s->sync_flags + pe), GSHMEM_CMP_GE, epoch, call);
 }

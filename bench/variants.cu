@@ -1,0 +1,159 @@
+/* Tuning aid, not a product benchmark: measures instruction-level alternatives for the
+ * p/wait ping-pong, g, and large puts over NVLink on 2 PEs, so the library's choices rest
+ * on numbers (docs/performance.md). Uses gshmem_ptr for raw peer addresses. */
+#include "gshmem.h"
+#include "common.h"
+
+template <int V>
+__global__ void pp(long *flag, long *peer_flag, long start, int iters, int me) {
+    for (int i = 0; i < iters; i++) {
+        long v = start + i, cur;
+        bool send_first = me == 0;
+        for (int phase = 0; phase < 2; phase++) {
+            if (send_first == (phase == 0)) {
+                if (V == 2) asm volatile("st.volatile.global.u64 [%0], %1;" ::"l"(peer_flag), "l"(v) : "memory");
+                else asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(peer_flag), "l"(v) : "memory");
+            } else {
+                do {
+                    if (V == 0) asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
+                    else if (V == 1) asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
+                    else asm volatile("ld.volatile.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
+                } while (cur != v);
+                if (V == 1) asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
+            }
+        }
+    }
+}
+
+template <int V>
+__global__ void gchase(const long *peer_next, int iters, long *out) {
+    long idx = 0;
+    for (int i = 0; i < iters; i++) {
+        const long *p = peer_next + idx;
+        if (V == 0) asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(idx) : "l"(p) : "memory");
+        else if (V == 1) asm volatile("ld.volatile.global.u64 %0, [%1];" : "=l"(idx) : "l"(p) : "memory");
+        else if (V == 2) idx = __ldcg(p);
+        else idx = *(volatile const long *)p;
+    }
+    *out = idx;
+}
+
+/* V: 0 library putmem_block; 1 raw stores from registers; 2 unroll-4 copy; 3 unroll-16 copy;
+ * 4 copy with __ldcs source loads (streaming) and unroll 8 */
+template <int U, bool CS>
+__device__ void copy_u(int4 *d, const int4 *s, size_t n, unsigned r, unsigned sz) {
+    size_t i = r;
+    for (; i + (U - 1) * (size_t)sz < n; i += (size_t)sz * U) {
+        int4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) v[u] = CS ? __ldcs(s + i + u * (size_t)sz) : s[i + u * (size_t)sz];
+#pragma unroll
+        for (int u = 0; u < U; u++) d[i + u * (size_t)sz] = v[u];
+    }
+    for (; i < n; i += sz) d[i] = s[i];
+}
+
+template <int V>
+__global__ void bw(char *dst, const char *src, size_t n, int peer, int reps) {
+    size_t chunk = n / gridDim.x;
+    for (int r = 0; r < reps; r++) {
+        size_t o = blockIdx.x * chunk;
+        if (V == 0) gshmemx_putmem_block(dst + o, src + o, chunk, peer);
+        else {
+            int4 *d = (int4 *)gshmem_ptr(dst + o, peer);
+            const int4 *s = (const int4 *)(src + o);
+            size_t nv = chunk / 16;
+            if (V == 1) {
+                int4 val = make_int4(r, 1, 2, 3);
+                for (size_t i = threadIdx.x; i < nv; i += blockDim.x) d[i] = val;
+            } else if (V == 2) copy_u<4, false>(d, s, nv, threadIdx.x, blockDim.x);
+            else if (V == 3) copy_u<16, false>(d, s, nv, threadIdx.x, blockDim.x);
+            else copy_u<8, true>(d, s, nv, threadIdx.x, blockDim.x);
+            __syncthreads();
+        }
+    }
+}
+
+int main(void) {
+    gshmem_init();
+    int me = gshmem_my_pe(), peer = 1 - me;
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    long *flag = (long *)gshmem_calloc(1, sizeof(long));
+    long *pf = (long *)gshmem_ptr(flag, peer);
+    long seq = 1;
+    const int iters = 10000;
+    const char *ppn[3] = {"st.relaxed.sys + spin ld.acquire.sys", "st.relaxed.sys + spin ld.relaxed.sys, then ld.acquire", "st.volatile + spin ld.volatile"};
+    for (int v = 0; v < 3; v++) {
+        std::vector<float> t;
+        for (int trial = 0; trial < 6; trial++) {
+            gshmem_barrier_all();
+            CK(cudaEventRecord(e0));
+            if (v == 0) pp<0><<<1, 1>>>(flag, pf, seq, iters, me);
+            if (v == 1) pp<1><<<1, 1>>>(flag, pf, seq, iters, me);
+            if (v == 2) pp<2><<<1, 1>>>(flag, pf, seq, iters, me);
+            CK(cudaEventRecord(e1));
+            float ms = elapsed_ms(e0, e1);
+            seq += iters;
+            if (trial) t.push_back(ms * 1000.f / (2 * iters));
+        }
+        if (me == 0) printf("ping-pong one-way %-55s %.3f us\n", ppn[v], median(t));
+    }
+    const int cn = 1 << 16;
+    long *next = (long *)gshmem_malloc(cn * sizeof(long));
+    std::vector<long> h(cn);
+    for (int i = 0; i < cn; i++) h[i] = (i * 7919L + 1) % cn;
+    CK(cudaMemcpy(next, h.data(), cn * sizeof(long), cudaMemcpyHostToDevice));
+    long *out;
+    CK(cudaMalloc(&out, 8));
+    gshmem_barrier_all();
+    const char *gn[4] = {"ld.relaxed.sys", "ld.volatile", "ld.global.cg (weak)", "volatile C load"};
+    if (me == 0)
+        for (int v = 0; v < 4; v++) {
+            std::vector<float> t;
+            const long *pn = (const long *)gshmem_ptr(next, peer);
+            for (int trial = 0; trial < 6; trial++) {
+                CK(cudaEventRecord(e0));
+                if (v == 0) gchase<0><<<1, 1>>>(pn, 5000, out);
+                if (v == 1) gchase<1><<<1, 1>>>(pn, 5000, out);
+                if (v == 2) gchase<2><<<1, 1>>>(pn, 5000, out);
+                if (v == 3) gchase<3><<<1, 1>>>(pn, 5000, out);
+                CK(cudaEventRecord(e1));
+                float ms = elapsed_ms(e0, e1);
+                if (trial) t.push_back(ms * 1000.f / 5000);
+            }
+            printf("g round trip %-30s %.3f us\n", gn[v], median(t));
+        }
+    gshmem_barrier_all();
+    const size_t n = 64ull << 20;
+    char *a = (char *)gshmem_malloc(n), *b = (char *)gshmem_malloc(n);
+    CK(cudaMemset(a, 1, n));
+    CK(cudaDeviceSynchronize());
+    gshmem_barrier_all();
+    const char *bn[5] = {"library putmem_block", "stores from registers", "copy unroll 4", "copy unroll 16", "copy unroll 8 + __ldcs"};
+    int grids[2] = {132, 264};
+    if (me == 0)
+        for (int v = 0; v < 5; v++)
+            for (int gi = 0; gi < 2; gi++) {
+                std::vector<float> t;
+                int nb = grids[gi];
+                size_t ne = n / (nb * 16) * (nb * 16);
+                for (int trial = 0; trial < 6; trial++) {
+                    CK(cudaEventRecord(e0));
+                    if (v == 0) bw<0><<<nb, 1024>>>(b, a, ne, peer, 8);
+                    if (v == 1) bw<1><<<nb, 1024>>>(b, a, ne, peer, 8);
+                    if (v == 2) bw<2><<<nb, 1024>>>(b, a, ne, peer, 8);
+                    if (v == 3) bw<3><<<nb, 1024>>>(b, a, ne, peer, 8);
+                    if (v == 4) bw<4><<<nb, 1024>>>(b, a, ne, peer, 8);
+                    CK(cudaEventRecord(e1));
+                    CK(cudaGetLastError());
+                    float ms = elapsed_ms(e0, e1);
+                    if (trial) t.push_back(ms);
+                }
+                printf("put 64MiB %-28s %3d blocks: %.1f GB/s\n", bn[v], nb, ne * 8.0 / (median(t) * 1e-3) / 1e9);
+            }
+    gshmem_barrier_all();
+    gshmem_finalize();
+    return 0;
+}
