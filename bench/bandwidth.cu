@@ -22,6 +22,7 @@ __global__ void get_bw(char *dst, const char *src, size_t n, int peer, int reps,
 }
 
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
     gshmem_init();
     int me = gshmem_my_pe(), np = gshmem_n_pes(), peer = 1 - me;
     if (np != 2) {

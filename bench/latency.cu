@@ -52,6 +52,7 @@ __global__ void barrier_loop(int iters, int block_scope) {
 }
 
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
     gshmem_init();
     int me = gshmem_my_pe(), np = gshmem_n_pes(), peer = 1 - me;
     if (np != 2) {

@@ -25,6 +25,55 @@ __global__ void pp(long *flag, long *peer_flag, long start, int iters, int me) {
     }
 }
 
+/* Where does the library's extra time go? The store address comes from a __constant__
+ * (as the library's heap window does), read after the wait: V=0 spin acquire; 1 spin
+ * relaxed + final acquire; 2 spin relaxed only (not a valid acquire: a probe); 3 spin
+ * relaxed + fence.acq_rel.sys. */
+__constant__ long long c_delta;
+template <int V>
+__global__ void pp_const(long *flag, long start, int iters, int me) {
+    for (int i = 0; i < iters; i++) {
+        long v = start + i, cur;
+        for (int phase = 0; phase < 2; phase++) {
+            if ((me == 0) == (phase == 0)) {
+                long long d;   /* re-read each time, as the library's state is after a wait */
+                asm volatile("ld.const.u64 %0, [c_delta];" : "=l"(d) :: "memory");
+                long *pf = (long *)((char *)flag + d);
+                asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(pf), "l"(v) : "memory");
+            } else {
+                do {
+                    if (V == 0) asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
+                    else asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
+                } while (cur != v);
+                if (V == 1) asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
+                if (V == 3) asm volatile("fence.acq_rel.sys;" ::: "memory");
+            }
+        }
+    }
+}
+
+/* library pieces: V=0 gshmem p + gshmem wait; 1 gshmem p + raw relaxed spin + acquire;
+ * 2 raw store + gshmem wait */
+template <int V>
+__global__ void pp_lib(long *flag, long *peer_flag, long start, int iters, int me) {
+    int peer = 1 - me;
+    for (int i = 0; i < iters; i++) {
+        long v = start + i, cur;
+        for (int phase = 0; phase < 2; phase++) {
+            if ((me == 0) == (phase == 0)) {
+                if (V == 2) asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(peer_flag), "l"(v) : "memory");
+                else gshmem_long_p(flag, v, peer);
+            } else if (V == 1) {
+                do asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
+                while (cur != v);
+                asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
+            } else {
+                gshmem_long_wait_until(flag, GSHMEM_CMP_EQ, v);
+            }
+        }
+    }
+}
+
 template <int V>
 __global__ void gchase(const long *peer_next, int iters, long *out) {
     long idx = 0;
@@ -38,8 +87,8 @@ __global__ void gchase(const long *peer_next, int iters, long *out) {
     *out = idx;
 }
 
-/* V: 0 library putmem_block; 1 raw stores from registers; 2 unroll-4 copy; 3 unroll-16 copy;
- * 4 copy with __ldcs source loads (streaming) and unroll 8 */
+/* V: 0 library putmem_block; 1 raw stores from registers; 2 unroll-4 copy;
+ * 3 unroll-8 copy with plain loads; 4 copy with __ldcs source loads (streaming) and unroll 8 */
 template <int U, bool CS>
 __device__ void copy_u(int4 *d, const int4 *s, size_t n, unsigned r, unsigned sz) {
     size_t i = r;
@@ -67,7 +116,7 @@ __global__ void bw(char *dst, const char *src, size_t n, int peer, int reps) {
                 int4 val = make_int4(r, 1, 2, 3);
                 for (size_t i = threadIdx.x; i < nv; i += blockDim.x) d[i] = val;
             } else if (V == 2) copy_u<4, false>(d, s, nv, threadIdx.x, blockDim.x);
-            else if (V == 3) copy_u<16, false>(d, s, nv, threadIdx.x, blockDim.x);
+            else if (V == 3) copy_u<8, false>(d, s, nv, threadIdx.x, blockDim.x);
             else copy_u<8, true>(d, s, nv, threadIdx.x, blockDim.x);
             __syncthreads();
         }
@@ -75,6 +124,7 @@ __global__ void bw(char *dst, const char *src, size_t n, int peer, int reps) {
 }
 
 int main(void) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
     gshmem_init();
     int me = gshmem_my_pe(), peer = 1 - me;
     cudaEvent_t e0, e1;
@@ -99,6 +149,41 @@ int main(void) {
             if (trial) t.push_back(ms * 1000.f / (2 * iters));
         }
         if (me == 0) printf("ping-pong one-way %-55s %.3f us\n", ppn[v], median(t));
+    }
+    const char *pln[3] = {"gshmem_long_p + gshmem_long_wait_until", "gshmem_long_p + raw spin", "raw store + gshmem_long_wait_until"};
+    for (int v = 0; v < 3; v++) {
+        std::vector<float> t;
+        for (int trial = 0; trial < 6; trial++) {
+            gshmem_barrier_all();
+            CK(cudaEventRecord(e0));
+            if (v == 0) pp_lib<0><<<1, 1>>>(flag, pf, seq, iters, me);
+            if (v == 1) pp_lib<1><<<1, 1>>>(flag, pf, seq, iters, me);
+            if (v == 2) pp_lib<2><<<1, 1>>>(flag, pf, seq, iters, me);
+            CK(cudaEventRecord(e1));
+            float ms = elapsed_ms(e0, e1);
+            seq += iters;
+            if (trial) t.push_back(ms * 1000.f / (2 * iters));
+        }
+        if (me == 0) printf("ping-pong one-way %-55s %.3f us\n", pln[v], median(t));
+    }
+    long long delta = (long long)((char *)pf - (char *)flag);
+    CK(cudaMemcpyToSymbol(c_delta, &delta, sizeof delta));
+    const char *pcn[4] = {"const addr, spin acquire", "const addr, spin relaxed + acquire", "const addr, spin relaxed only (probe)", "const addr, spin relaxed + fence.acq_rel.sys"};
+    for (int v = 0; v < 4; v++) {
+        std::vector<float> t;
+        for (int trial = 0; trial < 6; trial++) {
+            gshmem_barrier_all();
+            CK(cudaEventRecord(e0));
+            if (v == 0) pp_const<0><<<1, 1>>>(flag, seq, iters, me);
+            if (v == 1) pp_const<1><<<1, 1>>>(flag, seq, iters, me);
+            if (v == 2) pp_const<2><<<1, 1>>>(flag, seq, iters, me);
+            if (v == 3) pp_const<3><<<1, 1>>>(flag, seq, iters, me);
+            CK(cudaEventRecord(e1));
+            float ms = elapsed_ms(e0, e1);
+            seq += iters;
+            if (trial) t.push_back(ms * 1000.f / (2 * iters));
+        }
+        if (me == 0) printf("ping-pong one-way %-55s %.3f us\n", pcn[v], median(t));
     }
     const int cn = 1 << 16;
     long *next = (long *)gshmem_malloc(cn * sizeof(long));
@@ -131,7 +216,7 @@ int main(void) {
     CK(cudaMemset(a, 1, n));
     CK(cudaDeviceSynchronize());
     gshmem_barrier_all();
-    const char *bn[5] = {"library putmem_block", "stores from registers", "copy unroll 4", "copy unroll 16", "copy unroll 8 + __ldcs"};
+    const char *bn[5] = {"library putmem_block", "stores from registers", "copy unroll 4", "copy unroll 8 (plain)", "copy unroll 8 + __ldcs"};
     int grids[2] = {132, 264};
     if (me == 0)
         for (int v = 0; v < 5; v++)

@@ -8,6 +8,7 @@ N=${2:-}
 OUT=${OUT:-$PWD/gpu-run-out}
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+export CUDA_MODULE_LOADING=${CUDA_MODULE_LOADING:-EAGER}
 B=build-gpu
 echo "== machine =="
 nvidia-smi -L; nvidia-smi topo -m 2>/dev/null | head -8
@@ -45,6 +46,7 @@ if [ "$what" = all ] || [ "$what" = bench ]; then
   timeout 60 $B/tools/gshmrun -n 2 -t 50 $B/bench/init 2>&1 | tee "$OUT/init.log"
   timeout 200 $B/tools/gshmrun -n 2 -t 190 $B/bench/latency 2>&1 | tee "$OUT/latency.log"
   timeout 300 $B/tools/gshmrun -n 2 -t 290 $B/bench/bandwidth --csv "$OUT/bandwidth.csv" 2>&1 | tee "$OUT/bandwidth.log"
+  timeout 100 $B/tools/gshmrun -n 2 -t 90 $B/bench/variants 2>&1 | tee "$OUT/variants.log"
   echo "== incumbent: NVSHMEM (same GPUs, same run) =="
   NV=$(python3 -c "import nvidia.nvshmem as m; print(list(m.__path__)[0])" 2>/dev/null)
   if [ -n "$NV" ] && [ -f "$NV/include/nvshmem.h" ]; then

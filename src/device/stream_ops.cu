@@ -13,8 +13,7 @@ __global__ void gshmemi_barrier_all_kernel(void) { gshmemx_barrier_all_warp(); }
 
 template <typename T>
 __global__ void gshmemi_wait_kernel(T *ivar, int cmp, T value) {
-    gshmemi_wait(gshmemi_st("gshmem_wait_until (host)"), (const T *)ivar, cmp, value,
-                 "gshmem_wait_until (host)");
+    gshmemi_wait((const T *)ivar, cmp, value, "gshmem_wait_until (host)");
 }
 
 extern "C" int gshmemi_launch_barrier_all(void *stream) {

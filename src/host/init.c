@@ -180,7 +180,13 @@ static void abort_peers(int code, const char *msg) {
     if (b->ops && b->ops->abort) b->ops->abort(b, code, msg);
 }
 
-static void finalize_at_exit(void) { gshmem_finalize(); }
+/* OpenSHMEM finalizes implicitly at exit. A PE that exits early (an error path) would wait
+ * for peers that never come, so the barrier inside is bounded more tightly here. */
+static void finalize_at_exit(void) {
+    if (!gshmemi_g.initialized) return;
+    if (gshmemi_cfg.BOOTSTRAP_TIMEOUT > 10) gshmemi_cfg.BOOTSTRAP_TIMEOUT = 10;
+    gshmem_finalize();
+}
 
 static gshmemi_status do_init(gshmemi_state *s) {
     double t0 = now_s();

@@ -18,14 +18,12 @@
 
 GSHMEMI_DEV void gshmemi_put_scope(void *dest, const void *src, size_t n, int pe, unsigned rank,
                                    unsigned size, const char *call) {
-    const gshmemi_device_state *s = gshmemi_st(call);
-    void *d = gshmemi_peer(s, dest, pe, n, call);
+    void *d = gshmemi_peer(dest, pe, n, call);
     gshmemi_copy_group<false>(d, src, n, rank, size);
 }
 GSHMEMI_DEV void gshmemi_get_scope(void *dest, const void *src, size_t n, int pe, unsigned rank,
                                    unsigned size, const char *call) {
-    const gshmemi_device_state *s = gshmemi_st(call);
-    const void *sp = gshmemi_peer(s, src, pe, n, call);
+    const void *sp = gshmemi_peer(src, pe, n, call);
     gshmemi_copy_group<true>(dest, sp, n, rank, size);
 }
 
@@ -69,12 +67,10 @@ GSHMEMI_DEF_MEM_ALL(get)
     GSHMEMI_DEF_TYPED_SCOPE(NAME, T, gshmemx_, get, _block, block)                           \
     GSHMEMI_DEF_TYPED_SCOPE(NAME, T, gshmemx_, get, _nbi_block, block)                       \
     GSHMEMI_DEV void gshmemi_dev_##NAME##_p(T *dest, T value, int pe) {                      \
-        const gshmemi_device_state *s = gshmemi_st("gshmem_" #NAME "_p");                   \
-        gshmemi_st_relaxed(gshmemi_peer(s, dest, pe, sizeof(T), "gshmem_" #NAME "_p"), value); \
+        gshmemi_st_relaxed(gshmemi_peer(dest, pe, sizeof(T), "gshmem_" #NAME "_p"), value);  \
     }                                                                                        \
     GSHMEMI_DEV T gshmemi_dev_##NAME##_g(const T *src, int pe) {                             \
-        const gshmemi_device_state *s = gshmemi_st("gshmem_" #NAME "_g");                   \
-        return gshmemi_ld_relaxed(gshmemi_peer(s, src, pe, sizeof(T), "gshmem_" #NAME "_g")); \
+        return gshmemi_ld_relaxed(gshmemi_peer(src, pe, sizeof(T), "gshmem_" #NAME "_g"));   \
     }
 GSHMEM_RMA_TYPES(GSHMEMI_DEF_TYPED)
 

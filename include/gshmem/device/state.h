@@ -110,28 +110,27 @@ static __device__ __forceinline__ int gshmemi_slot_of(const gshmemi_device_state
     return s->pe_slot[pe];
 }
 
-static __device__ __forceinline__ int gshmemi_slot(const gshmemi_device_state *s, int pe,
-                                                   const char *call) {
-    if ((unsigned)pe >= (unsigned)s->npes) gshmemi_bad_pe(call, pe);
+/* Slow path of gshmemi_peer: says which of its checks failed. */
+static __device__ __noinline__ void gshmemi_bad_call(const char *call, int pe, const void *p, size_t n) {
+    if (gshmemi_dstate.version != GSHMEMI_STATE_VERSION) gshmemi_bad_state(call);
+    if ((unsigned)pe >= (unsigned)gshmemi_dstate.npes) gshmemi_bad_pe(call, pe);
+    gshmemi_bad_addr(call, p, n);
+}
+
+/* The address of symmetric object `p` on PE `pe`, as this GPU reaches it. Every check
+ * (state version, PE range, and with GSHMEM_DEBUG=2 the heap range) is computed from
+ * independent constant loads and tested by one branch: a p costs one round of loads, not
+ * a chain of load-compare-branch steps (measured: 0.13 us of a 0.85 us ping-pong). */
+template <typename T>
+static __device__ __forceinline__ T *gshmemi_peer(T *p, int pe, size_t n, const char *call) {
+    const gshmemi_device_state *s = &gshmemi_dstate;
+    const char *c = (const char *)p;
+    bool out = c < s->heap_base || c + n > s->heap_base + s->heap_mapped;
+    bool bad = (s->version != GSHMEMI_STATE_VERSION) | ((unsigned)pe >= (unsigned)s->npes) |
+               ((s->debug >= 2) & out);
+    if (bad) gshmemi_bad_call(call, pe, p, n);
     int slot = gshmemi_slot_of(s, pe);
     if (slot < 0) gshmemi_unreachable_pe(call, pe);
-    return slot;
-}
-
-static __device__ __forceinline__ void gshmemi_check_range(const gshmemi_device_state *s,
-                                                           const void *p, size_t n,
-                                                           const char *call) {
-    const char *c = (const char *)p;
-    if (c < s->heap_base || c + n > s->heap_base + s->heap_mapped || c + n < c)
-        gshmemi_bad_addr(call, p, n);
-}
-
-/* The address of symmetric object `p` on PE `pe`, as this GPU reaches it. */
-template <typename T>
-static __device__ __forceinline__ T *gshmemi_peer(const gshmemi_device_state *s, T *p, int pe,
-                                                  size_t n, const char *call) {
-    int slot = gshmemi_slot(s, pe, call);
-    if (s->debug >= 2) gshmemi_check_range(s, p, n, call);
     return (T *)((char *)p + (size_t)slot * s->heap_window);
 }
 #endif /* __CUDACC__ */

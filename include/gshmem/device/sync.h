@@ -56,14 +56,20 @@ static __device__ __noinline__ void gshmemi_bad_cmp(const char *call, int cmp) {
     GSHMEMI_DEVICE_FAIL("%s: comparison %d is not one of GSHMEM_CMP_EQ/NE/GT/LE/LT/GE", call, cmp);
 }
 
-/* Spins with acquire loads on a local symmetric location until `cmp` holds. After a first
- * few hundred spins it reads the global timer every 256 spins: the deadline costs nothing
- * on the fast path. Returns the value that satisfied the wait. */
+/* Spins with acquire loads on a local symmetric location until `cmp` holds. The argument
+ * checks are one branch (see gshmemi_peer); after a first few hundred spins the global
+ * timer is read every 256 spins, so the deadline costs nothing on the fast path. Returns
+ * the value that satisfied the wait. */
 template <typename T>
-GSHMEMI_DEV T gshmemi_wait(const gshmemi_device_state *s, const T *ivar, int cmp, T value,
-                           const char *call) {
-    if ((unsigned)cmp > GSHMEM_CMP_GE) gshmemi_bad_cmp(call, cmp);
-    if (s->debug >= 2) gshmemi_check_range(s, ivar, sizeof(T), call);
+GSHMEMI_DEV T gshmemi_wait(const T *ivar, int cmp, T value, const char *call) {
+    const gshmemi_device_state *s = &gshmemi_dstate;
+    const char *c = (const char *)ivar;
+    bool out = c < s->heap_base || c + sizeof(T) > s->heap_base + s->heap_mapped;
+    if ((s->version != GSHMEMI_STATE_VERSION) | ((unsigned)cmp > GSHMEM_CMP_GE) | ((s->debug >= 2) & out)) {
+        (void)gshmemi_st(call);
+        if ((unsigned)cmp > GSHMEM_CMP_GE) gshmemi_bad_cmp(call, cmp);
+        gshmemi_bad_addr(call, ivar, sizeof(T));
+    }
     T cur;
     uint64_t start = 0;
     for (unsigned spin = 0;; spin++) {
@@ -81,8 +87,7 @@ GSHMEMI_DEV T gshmemi_wait(const gshmemi_device_state *s, const T *ivar, int cmp
 
 #define GSHMEMI_DEF_WAIT(NAME, T)                                                            \
     GSHMEMI_DEV void gshmemi_dev_##NAME##_wait_until(T *ivar, int cmp, T value) {            \
-        const gshmemi_device_state *s = gshmemi_st("gshmem_" #NAME "_wait_until");          \
-        gshmemi_wait(s, (const T *)ivar, cmp, value, "gshmem_" #NAME "_wait_until");        \
+        gshmemi_wait((const T *)ivar, cmp, value, "gshmem_" #NAME "_wait_until");           \
     }                                                                                        \
     GSHMEMI_DEV int gshmemi_dev_##NAME##_test(T *ivar, int cmp, T value) {                   \
         (void)gshmemi_st("gshmem_" #NAME "_test");                                           \
@@ -100,9 +105,9 @@ GSHMEMI_DEV void gshmemi_barrier_group(const gshmemi_device_state *s, uint64_t e
     /* one fence per storing thread: it makes every following flag store a release */
     if ((int)rank < s->npes) gshmemi_fence_acq_rel_sys();
     for (int pe = (int)rank; pe < s->npes; pe += (int)size)
-        gshmemi_st_relaxed(gshmemi_peer(s, mine, pe, sizeof(uint64_t), call), epoch);
+        gshmemi_st_relaxed(gshmemi_peer(mine, pe, sizeof(uint64_t), call), epoch);
     for (int pe = (int)rank; pe < s->npes; pe += (int)size)
-        gshmemi_wait(s, (const uint64_t *)(s->sync_flags + pe), GSHMEM_CMP_GE, epoch, call);
+        gshmemi_wait((const uint64_t *)(s->sync_flags + pe), GSHMEM_CMP_GE, epoch, call);
 }
 
 GSHMEMI_DEV void gshmemi_dev_barrier_all(void) {
