@@ -10,17 +10,7 @@
 
 #include "alloc.h"
 
-static int passed, failed;
-#define EXPECT(cond, ...)                                                                    \
-    do {                                                                                     \
-        if (cond) passed++;                                                                  \
-        else {                                                                               \
-            failed++;                                                                        \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                             \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fputc('\n', stderr);                                                             \
-        }                                                                                    \
-    } while (0)
+#include "unit.h"
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t rnd(void) {

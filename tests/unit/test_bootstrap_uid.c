@@ -14,17 +14,7 @@
 
 #include "internal.h"
 
-static int passed, failed;
-#define EXPECT(cond, ...)                                                                    \
-    do {                                                                                     \
-        if (cond) passed++;                                                                  \
-        else {                                                                               \
-            failed++;                                                                        \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                             \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fputc('\n', stderr);                                                             \
-        }                                                                                    \
-    } while (0)
+#include "unit.h"
 
 static uint64_t val(int rank, int k, uint64_t seed) { return seed * 1000003u + (uint64_t)rank * 7919u + (uint64_t)k; }
 

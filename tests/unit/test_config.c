@@ -6,17 +6,7 @@
 
 #include "internal.h"
 
-static int passed, failed;
-#define EXPECT(cond, ...)                                                                    \
-    do {                                                                                     \
-        if (cond) passed++;                                                                  \
-        else {                                                                               \
-            failed++;                                                                        \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                             \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fputc('\n', stderr);                                                             \
-        }                                                                                    \
-    } while (0)
+#include "unit.h"
 
 static void sizes(void) {
     struct { const char *s; uint64_t v; bool ok; } cases[] = {

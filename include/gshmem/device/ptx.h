@@ -12,20 +12,6 @@
  * strong load an acquire. This is quiet/fence for load/store peers. */
 GSHMEMI_DEV void gshmemi_fence_acq_rel_sys(void) { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
 
-/* Release store: everything this thread did before is visible to a thread that observes
- * the value with an acquire load at system scope. */
-GSHMEMI_DEV void gshmemi_st_release_sys(uint64_t *p, uint64_t v) {
-    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
-/* Acquire load: later memory operations of this thread see everything that was visible to
- * the writer of the observed value before its release. */
-GSHMEMI_DEV uint64_t gshmemi_ld_acquire_sys(const uint64_t *p) {
-    uint64_t v;
-    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
 /* Relaxed (strong, unordered) accesses of 1/2/4/8 bytes: never torn, never cached stale,
  * never elided by the compiler; ordered only by fences. Used by p/g and waits. */
 template <int N> struct gshmemi_uint;
@@ -34,54 +20,25 @@ template <> struct gshmemi_uint<2> { typedef uint16_t t; };
 template <> struct gshmemi_uint<4> { typedef uint32_t t; };
 template <> struct gshmemi_uint<8> { typedef uint64_t t; };
 
-GSHMEMI_DEV void gshmemi_st_relaxed_raw(uint8_t *p, uint8_t v) {
-    asm volatile("st.relaxed.sys.global.u8 [%0], %1;" ::"l"(p), "h"((uint16_t)v) : "memory");
-}
-GSHMEMI_DEV void gshmemi_st_relaxed_raw(uint16_t *p, uint16_t v) {
-    asm volatile("st.relaxed.sys.global.u16 [%0], %1;" ::"l"(p), "h"(v) : "memory");
-}
-GSHMEMI_DEV void gshmemi_st_relaxed_raw(uint32_t *p, uint32_t v) {
-    asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-GSHMEMI_DEV void gshmemi_st_relaxed_raw(uint64_t *p, uint64_t v) {
-    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-GSHMEMI_DEV uint8_t gshmemi_ld_relaxed_raw(const uint8_t *p) {
-    uint16_t v;
-    asm volatile("ld.relaxed.sys.global.u8 %0, [%1];" : "=h"(v) : "l"(p) : "memory");
-    return (uint8_t)v;
-}
-GSHMEMI_DEV uint16_t gshmemi_ld_relaxed_raw(const uint16_t *p) {
-    uint16_t v;
-    asm volatile("ld.relaxed.sys.global.u16 %0, [%1];" : "=h"(v) : "l"(p) : "memory");
-    return v;
-}
-GSHMEMI_DEV uint32_t gshmemi_ld_relaxed_raw(const uint32_t *p) {
-    uint32_t v;
-    asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-GSHMEMI_DEV uint64_t gshmemi_ld_relaxed_raw(const uint64_t *p) {
-    uint64_t v;
-    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-GSHMEMI_DEV uint8_t gshmemi_ld_acquire_raw(const uint8_t *p) {
-    uint16_t v;
-    asm volatile("ld.acquire.sys.global.u8 %0, [%1];" : "=h"(v) : "l"(p) : "memory");
-    return (uint8_t)v;
-}
-GSHMEMI_DEV uint16_t gshmemi_ld_acquire_raw(const uint16_t *p) {
-    uint16_t v;
-    asm volatile("ld.acquire.sys.global.u16 %0, [%1];" : "=h"(v) : "l"(p) : "memory");
-    return v;
-}
-GSHMEMI_DEV uint32_t gshmemi_ld_acquire_raw(const uint32_t *p) {
-    uint32_t v;
-    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-GSHMEMI_DEV uint64_t gshmemi_ld_acquire_raw(const uint64_t *p) { return gshmemi_ld_acquire_sys(p); }
+/* X(bits, C type, register type, asm constraint): 8-bit values travel in 16-bit registers */
+#define GSHMEMI_PTX_SIZES(X)                                                                 \
+    X(8, uint8_t, uint16_t, "h") X(16, uint16_t, uint16_t, "h") X(32, uint32_t, uint32_t, "r") \
+    X(64, uint64_t, uint64_t, "l")
+#define GSHMEMI_DEF_RAW(BITS, T, R, C)                                                       \
+    GSHMEMI_DEV void gshmemi_st_relaxed_raw(T *p, T v) {                                     \
+        asm volatile("st.relaxed.sys.global.u" #BITS " [%0], %1;" ::"l"(p), C((R)v) : "memory"); \
+    }                                                                                        \
+    GSHMEMI_DEV T gshmemi_ld_relaxed_raw(const T *p) {                                       \
+        R v;                                                                                 \
+        asm volatile("ld.relaxed.sys.global.u" #BITS " %0, [%1];" : "=" C(v) : "l"(p) : "memory"); \
+        return (T)v;                                                                         \
+    }                                                                                        \
+    GSHMEMI_DEV T gshmemi_ld_acquire_raw(const T *p) {                                       \
+        R v;                                                                                 \
+        asm volatile("ld.acquire.sys.global.u" #BITS " %0, [%1];" : "=" C(v) : "l"(p) : "memory"); \
+        return (T)v;                                                                         \
+    }
+GSHMEMI_PTX_SIZES(GSHMEMI_DEF_RAW)
 
 template <typename T> GSHMEMI_DEV void gshmemi_st_relaxed(T *p, T v) {
     typedef typename gshmemi_uint<sizeof(T)>::t U;
