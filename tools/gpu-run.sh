@@ -43,18 +43,25 @@ if [ "$what" = all ] || [ "$what" = tests ]; then
 fi
 if [ "$what" = all ] || [ "$what" = bench ]; then
   echo "== benchmarks =="
-  timeout 60 $B/tools/gshmrun -n 2 -t 50 $B/bench/init 2>&1 | tee "$OUT/init.log"
-  timeout 200 $B/tools/gshmrun -n 2 -t 190 $B/bench/latency 2>&1 | tee "$OUT/latency.log"
-  timeout 300 $B/tools/gshmrun -n 2 -t 290 $B/bench/bandwidth --csv "$OUT/bandwidth.csv" 2>&1 | tee "$OUT/bandwidth.log"
-  timeout 100 $B/tools/gshmrun -n 2 -t 90 $B/bench/variants 2>&1 | tee "$OUT/variants.log"
-  echo "== incumbent: NVSHMEM (same GPUs, same run) =="
+  R="$B/tools/gshmrun -n 2"
+  timeout 60 $R -t 50 $B/bench/init 2>&1 | tee "$OUT/init.log"
+  timeout 200 $R -t 190 $B/bench/latency 2>&1 | tee "$OUT/latency-gshmem.log"
+  timeout 300 $R -t 290 $B/bench/bandwidth --csv "$OUT/bandwidth-gshmem.csv" 2>&1 | tee "$OUT/bandwidth.log"
+  timeout 100 $R -t 90 $B/bench/variants 2>&1 | tee "$OUT/variants.log"
+  echo "== incumbent: NVSHMEM (same GPUs, same run, same benchmark sources) =="
   NV=$(python3 -c "import nvidia.nvshmem as m; print(list(m.__path__)[0])" 2>/dev/null)
   if [ -n "$NV" ] && [ -f "$NV/include/nvshmem.h" ]; then
-    nvcc -std=c++17 -O3 -rdc=true -arch=sm_90 -I"$NV/include" bench/nvshmem/nvshmem_p2p.cu -o $B/nvshmem_p2p \
-      -L"$NV/lib" -l:libnvshmem_host.so.3 -lnvshmem_device -lcuda >"$OUT/nvshmem-build.log" 2>&1 \
-      || tail -5 "$OUT/nvshmem-build.log"
-    LD_LIBRARY_PATH="$NV/lib:${LD_LIBRARY_PATH:-}" timeout 300 $B/tools/gshmrun -n 2 -t 290 $B/nvshmem_p2p 2>&1 | tee "$OUT/nvshmem.log"
+    for b in latency bandwidth; do
+      nvcc -std=c++17 -O3 -rdc=true -arch=sm_90 -DBENCH_NVSHMEM -I"$NV/include" bench/$b.cu \
+        -o $B/nv_$b -L"$NV/lib" -l:libnvshmem_host.so.3 -lnvshmem_device -lcuda >>"$OUT/nvshmem-build.log" 2>&1 \
+        || tail -5 "$OUT/nvshmem-build.log"
+    done
+    export LD_LIBRARY_PATH="$NV/lib:${LD_LIBRARY_PATH:-}"
+    timeout 200 $R -t 190 $B/nv_latency 2>&1 | tee "$OUT/latency-nvshmem.log"
+    timeout 300 $R -t 290 $B/nv_bandwidth --csv "$OUT/bandwidth-nvshmem.csv" 2>&1 | tail -3
   else
     echo "NVSHMEM not found (python3 package nvidia.nvshmem): skipped"
   fi
+  echo "== gshmem beside NVSHMEM =="
+  python3 tools/bench_compare.py "$OUT"
 fi
