@@ -123,6 +123,23 @@ __global__ void bw(char *dst, const char *src, size_t n, int peer, int reps) {
     }
 }
 
+/* small block puts cycling over 64 slots (bench/bandwidth's pattern): V 0 library
+ * putmem_block, 1 raw int4 loop + __syncthreads through gshmem_ptr */
+template <int V>
+__global__ void bw_small(char *dst, const char *src, size_t n, int peer, int reps, size_t stride) {
+    size_t chunk = n / gridDim.x;
+    for (int r = 0; r < reps; r++) {
+        size_t o = (size_t)(r % 64) * stride + blockIdx.x * chunk;
+        if (V == 0) gshmemx_putmem_block(dst + o, src + o, chunk, peer);
+        else {
+            int4 *d = (int4 *)gshmem_ptr(dst + o, peer);
+            const int4 *s = (const int4 *)(src + o);
+            for (size_t i = threadIdx.x; i < chunk / 16; i += blockDim.x) d[i] = s[i];
+            __syncthreads();
+        }
+    }
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     gshmem_init();
@@ -238,6 +255,23 @@ int main(void) {
                 }
                 printf("put 64MiB %-28s %3d blocks: %.1f GB/s\n", bn[v], nb, ne * 8.0 / (median(t) * 1e-3) / 1e9);
             }
+    if (me == 0)
+        for (size_t sz : {64ull << 10, 256ull << 10, 1ull << 20})
+            for (int nb : {1, 8, 132})
+                for (int v = 0; v < 2; v++) {
+                    std::vector<float> t;
+                    size_t ne = sz / (nb * 16) * (nb * 16);
+                    for (int trial = 0; trial < 6; trial++) {
+                        CK(cudaEventRecord(e0));
+                        if (v == 0) bw_small<0><<<nb, 1024>>>(b, a, ne, peer, 1000, sz);
+                        else bw_small<1><<<nb, 1024>>>(b, a, ne, peer, 1000, sz);
+                        CK(cudaEventRecord(e1));
+                        CK(cudaGetLastError());
+                        float ms = elapsed_ms(e0, e1);
+                        if (trial) t.push_back(ms);
+                    }
+                    printf("put %7zu B x1000 %-22s %3d blocks: %.1f GB/s\n", sz, v ? "raw loop+syncthreads" : "library putmem_block", nb, ne * 1000.0 / (median(t) * 1e-3) / 1e9);
+                }
     gshmem_barrier_all();
     gshmem_finalize();
     return 0;

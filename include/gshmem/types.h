@@ -59,9 +59,35 @@
     X(ulonglong, unsigned long long) X(int32, int32_t) X(int64, int64_t)                    \
     X(uint32, uint32_t) X(uint64, uint64_t) X(size, size_t) X(ptrdiff, ptrdiff_t)
 
-/* Sized RMA forms: X(BITS, TYPE) for put8/put16/... */
-#define GSHMEM_SIZED_TYPES(X)                                                                \
-    X(8, uint8_t) X(16, uint16_t) X(32, uint32_t) X(64, uint64_t)
+/* Sized RMA forms: X(BITS) for put8 ... put128 (element size BITS/8 bytes). */
+#define GSHMEM_SIZED_BITS(X) X(8) X(16) X(32) X(64) X(128)
+
+/* Atomic memory operation types (OpenSHMEM "Standard AMO", "Extended AMO" and "Bitwise AMO"
+ * types). Every atomic family is one macro applied to one of these. */
+#define GSHMEM_AMO_STD_TYPES(X)                                                              \
+    X(int, int) X(long, long) X(longlong, long long) X(uint, unsigned int)                  \
+    X(ulong, unsigned long) X(ulonglong, unsigned long long) X(int32, int32_t)              \
+    X(int64, int64_t) X(uint32, uint32_t) X(uint64, uint64_t) X(size, size_t)               \
+    X(ptrdiff, ptrdiff_t)
+#define GSHMEM_AMO_EXT_TYPES(X) GSHMEM_AMO_STD_TYPES(X) X(float, float) X(double, double)
+#define GSHMEM_AMO_BIT_TYPES(X)                                                              \
+    X(uint, unsigned int) X(ulong, unsigned long) X(ulonglong, unsigned long long)          \
+    X(int32, int32_t) X(int64, int64_t) X(uint32, uint32_t) X(uint64, uint64_t)
+
+/* Atomic operation codes shared by the device code and the host forms. */
+#define GSHMEMI_AMO_FETCH 0
+#define GSHMEMI_AMO_SET 1
+#define GSHMEMI_AMO_SWAP 2
+#define GSHMEMI_AMO_CSWAP 3
+#define GSHMEMI_AMO_ADD 4       /* fetch_add, add, fetch_inc, inc */
+#define GSHMEMI_AMO_AND 5
+#define GSHMEMI_AMO_OR 6
+#define GSHMEMI_AMO_XOR 7
+
+/* Wait/test over sets of variables (host forms): which condition ends the wait. */
+#define GSHMEMI_WAIT_ALL 0
+#define GSHMEMI_WAIT_ANY 1
+#define GSHMEMI_WAIT_SOME 2
 
 /* ---- unique id ------------------------------------------------------------------------ */
 #define GSHMEMX_UNIQUEID_BYTES 128

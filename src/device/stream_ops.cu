@@ -1,7 +1,8 @@
-// Kernels behind host calls: barrier_all (host blocking and on-stream) and the host form of
-// wait_until. Each is one tiny launch on the caller's stream, capturable in a CUDA graph;
-// they use the same header-inline device code as user kernels (this file's own copy of
-// the device state is registered like any user translation unit).
+// Kernels behind host calls: barrier_all (host blocking and on-stream), host atomics,
+// signal updates and the on-stream waits. Each is one tiny launch on the caller's stream,
+// capturable in a CUDA graph; they use the same header-inline device code as user kernels
+// (this file's own copy of the device state is registered like any user translation unit).
+// Pointers arrive already translated to this PE's mapping of the target.
 #include "gshmem.h"
 
 extern "C" {
@@ -11,9 +12,25 @@ extern "C" {
 // One warp: lanes split the flag stores and waits, so 32 PEs cost one round trip.
 __global__ void gshmemi_barrier_all_kernel(void) { gshmemx_barrier_all_warp(); }
 
+template <typename U>
+__global__ void gshmemi_amo_kernel(int op, U *p, U value, U cond, uint64_t *out) {
+    U r = 0;
+    if (op == GSHMEMI_AMO_FETCH) r = gshmemi_ld_relaxed(p);
+    else if (op == GSHMEMI_AMO_SET) gshmemi_st_relaxed(p, value);
+    else r = gshmemi_atom_raw(op, p, value, cond);
+    if (out) *(volatile uint64_t *)out = r;
+}
+
+__global__ void gshmemi_signal_kernel(uint64_t *p, uint64_t value, int sig_op, int release) {
+    if (release) gshmemi_signal_release(p, value, sig_op);
+    else gshmemi_signal_relaxed(p, value, sig_op);
+}
+
 template <typename T>
-__global__ void gshmemi_wait_kernel(T *ivar, int cmp, T value) {
-    gshmemi_wait((const T *)ivar, cmp, value, "gshmem_wait_until (host)");
+__global__ void gshmemi_wait_all_kernel(const T *ivars, size_t n, const int *status, int cmp,
+                                        const T *values, T value) {
+    gshmemi_wait_set<GSHMEMI_WAIT_ALL, true>(ivars, n, status, cmp, values, value, (size_t *)0,
+                                             "gshmemx_wait_until_on_stream");
 }
 
 extern "C" int gshmemi_launch_barrier_all(void *stream) {
@@ -21,16 +38,40 @@ extern "C" int gshmemi_launch_barrier_all(void *stream) {
     return (int)cudaGetLastError();
 }
 
-extern "C" int gshmemi_launch_wait_until(void *stream, void *ivar, size_t size, int cmp,
-                                         uint64_t value, int is_signed) {
+extern "C" int gshmemi_launch_amo(void *stream, int op, size_t size, void *p, uint64_t value,
+                                  uint64_t cond, uint64_t *out) {
+    cudaStream_t s = (cudaStream_t)stream;
+    if (size == 4)
+        gshmemi_amo_kernel<<<1, 1, 0, s>>>(op, (uint32_t *)p, (uint32_t)value, (uint32_t)cond, out);
+    else
+        gshmemi_amo_kernel<<<1, 1, 0, s>>>(op, (uint64_t *)p, value, cond, out);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int gshmemi_launch_signal(void *stream, uint64_t *p, uint64_t value, int sig_op,
+                                     int release) {
+    gshmemi_signal_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(p, value, sig_op, release);
+    return (int)cudaGetLastError();
+}
+
+template <typename T>
+static void launch_wait(cudaStream_t s, void *ivars, size_t n, const int *status, int cmp,
+                        const void *values, uint64_t value) {
+    gshmemi_wait_all_kernel<T><<<1, 1, 0, s>>>((const T *)ivars, n, status, cmp, (const T *)values,
+                                               (T)value);
+}
+
+extern "C" int gshmemi_launch_wait_all(void *stream, void *ivars, size_t n, size_t size,
+                                       int is_signed, const int *status, int cmp,
+                                       const void *values, uint64_t value) {
     cudaStream_t s = (cudaStream_t)stream;
     switch (size * 2 + (is_signed ? 1 : 0)) {
-    case 2 * 2: gshmemi_wait_kernel<<<1, 1, 0, s>>>((uint16_t *)ivar, cmp, (uint16_t)value); break;
-    case 2 * 2 + 1: gshmemi_wait_kernel<<<1, 1, 0, s>>>((int16_t *)ivar, cmp, (int16_t)value); break;
-    case 4 * 2: gshmemi_wait_kernel<<<1, 1, 0, s>>>((uint32_t *)ivar, cmp, (uint32_t)value); break;
-    case 4 * 2 + 1: gshmemi_wait_kernel<<<1, 1, 0, s>>>((int32_t *)ivar, cmp, (int32_t)value); break;
-    case 8 * 2: gshmemi_wait_kernel<<<1, 1, 0, s>>>((uint64_t *)ivar, cmp, (uint64_t)value); break;
-    case 8 * 2 + 1: gshmemi_wait_kernel<<<1, 1, 0, s>>>((int64_t *)ivar, cmp, (int64_t)value); break;
+    case 2 * 2: launch_wait<uint16_t>(s, ivars, n, status, cmp, values, value); break;
+    case 2 * 2 + 1: launch_wait<int16_t>(s, ivars, n, status, cmp, values, value); break;
+    case 4 * 2: launch_wait<uint32_t>(s, ivars, n, status, cmp, values, value); break;
+    case 4 * 2 + 1: launch_wait<int32_t>(s, ivars, n, status, cmp, values, value); break;
+    case 8 * 2: launch_wait<uint64_t>(s, ivars, n, status, cmp, values, value); break;
+    case 8 * 2 + 1: launch_wait<int64_t>(s, ivars, n, status, cmp, values, value); break;
     default: return (int)cudaErrorInvalidValue;
     }
     return (int)cudaGetLastError();

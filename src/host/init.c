@@ -201,6 +201,10 @@ static gshmemi_status do_init(gshmemi_state *s) {
     cudaStream_t stream;
     GSHMEMI_CUDA(cudaStreamCreate(&stream));  /* blocking: ordered after the legacy stream */
     s->stream = stream;
+    /* non-blocking: host atomics, signals and polls must not wait for user kernels on the
+     * legacy stream (such a kernel may be the one waiting for them) */
+    GSHMEMI_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    s->nb_stream = stream;
     GSHMEMI_CHECK(init_transports(s));
     GSHMEMI_CHECK(gshmemi_heap_init(s));
     GSHMEMI_CHECK(alloc_internal(s));
@@ -283,6 +287,8 @@ void gshmem_finalize(void) {
     gshmemi_heap_finalize(s);
     cudaFree(s->d_pe_slot);
     cudaStreamDestroy((cudaStream_t)s->stream);
+    cudaStreamDestroy((cudaStream_t)s->nb_stream);
+    gshmemi_host_ops_finalize();
     gshmemi_abort_hook = NULL;
     gshmemi_bootstrap_finalize(&s->boot);
     free(s->dstate);

@@ -171,7 +171,8 @@ typedef struct gshmemi_state {
     int n_transports;
     int8_t *pe_transport;        /* [npes] index into transports, -1 = unreachable */
     int16_t *pe_slot;            /* [npes] window slot for load/store peers, -1 otherwise */
-    void *stream;                /* cudaStream_t internal (non-blocking) */
+    void *stream;                /* cudaStream_t internal, blocking (after the legacy stream) */
+    void *nb_stream;             /* cudaStream_t internal, non-blocking: host AMOs, polls */
     /* device-state mirror: pushed to every registered translation unit */
     void *dstate;                /* gshmemi_device_state* (host copy) */
     void *d_pe_slot;             /* device copy of pe_slot */
@@ -203,12 +204,29 @@ void gshmemi_device_state_clear(void);
 #ifdef __cplusplus
 extern "C" {
 #endif
-int gshmemi_launch_barrier_all(void *stream);                 /* returns cudaError_t */
-int gshmemi_launch_wait_until(void *stream, void *ivar, size_t size, int cmp, uint64_t value,
-                              int is_signed);                 /* returns cudaError_t */
+/* Each returns a cudaError_t. Pointers are already translated to this PE's mapping. */
+int gshmemi_launch_barrier_all(void *stream);
+/* One atomic (GSHMEMI_AMO_*) of 4 or 8 bytes at p; the old value goes to *out (device-
+ * accessible, may be NULL). */
+int gshmemi_launch_amo(void *stream, int op, size_t size, void *p, uint64_t value, uint64_t cond,
+                       uint64_t *out);
+/* Signal update at p: release (after earlier stream work's data) or relaxed. */
+int gshmemi_launch_signal(void *stream, uint64_t *p, uint64_t value, int sig_op, int release);
+/* Waits until every included ivars[i] (size bytes, signedness) satisfies cmp against
+ * values[i] or value. */
+int gshmemi_launch_wait_all(void *stream, void *ivars, size_t n, size_t size, int is_signed,
+                            const int *status, int cmp, const void *values, uint64_t value);
 #ifdef __cplusplus
 }
 #endif
+
+/* ---- host RMA helpers (rma.c, amo.c, wait.c) ------------------------------------------ */
+/* Validates (call, pe, symmetric range [sym, sym+n)) and returns where this PE reaches
+ * `sym` on `pe`; ends the job with a message naming the call and argument otherwise. */
+char *gshmemi_host_peer_addr(const char *call, const void *sym, size_t n, int pe, const char *which);
+/* Ends the job with a message when a CUDA call of a host RMA call failed. */
+void gshmemi_host_cuda(int err, const char *call, const char *what);
+void gshmemi_host_ops_finalize(void);
 
 /* ---- CUDA error translation (cuda_util.c) --------------------------------------------- */
 gshmemi_status gshmemi_cu_check(int cu_result, const char *call, const char *file, int line);

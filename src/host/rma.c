@@ -7,9 +7,8 @@
 #include "internal.h"
 #include "gshmem.h"
 
-/* Validates (call, pe, symmetric range) and returns where this PE reaches `sym` on `pe`;
- * ends the job with a message on bad arguments (the OpenSHMEM calls return void). */
-static char *peer_addr(const char *call, const void *sym, size_t n, int pe, const char *which) {
+char *gshmemi_host_peer_addr(const char *call, const void *sym, size_t n, int pe,
+                             const char *which) {
     gshmemi_state *s = &gshmemi_g;
     if (!s->initialized) gshmemi_fatal("%s: called before gshmem_init", call);
     if (pe < 0 || pe >= s->npes)
@@ -22,12 +21,15 @@ static char *peer_addr(const char *call, const void *sym, size_t n, int pe, cons
     if (s->pe_slot[pe] < 0) gshmemi_fatal("%s: PE %d is not reachable from PE %d", call, pe, s->mype);
     return (char *)sym + (size_t)s->pe_slot[pe] * s->heap.window;
 }
+#define peer_addr gshmemi_host_peer_addr
 
-static void check_cuda(int err, const char *call, const char *what) {
+void gshmemi_host_cuda(int err, const char *call, const char *what) {
     if (err != cudaSuccess)
-        gshmemi_fatal("%s: %s failed: %s (%s)", call, what, cudaGetErrorName((cudaError_t)err),
+        gshmemi_fatal("%s: %s failed: %s (%s); if a device message is printed above, it names "
+                      "the stuck or bad call", call, what, cudaGetErrorName((cudaError_t)err),
                       cudaGetErrorString((cudaError_t)err));
 }
+#define check_cuda gshmemi_host_cuda
 
 static void copy_on(const char *call, void *dst, const void *src, size_t n, cudaStream_t st,
                     bool sync) {
@@ -92,35 +94,81 @@ void gshmemi_host_barrier_all(void) {
     sync_internal("gshmem_barrier_all");
 }
 
-void gshmemi_host_wait_until(void *ivar, size_t size, int cmp, uint64_t value, int is_signed) {
-    (void)peer_addr("gshmem_wait_until", ivar, size, gshmemi_g.mype, "ivar");
-    if (cmp < GSHMEM_CMP_EQ || cmp > GSHMEM_CMP_GE)
-        gshmemi_fatal("gshmem_wait_until: comparison %d is not one of GSHMEM_CMP_*", cmp);
-    check_cuda(gshmemi_launch_wait_until(gshmemi_g.stream, ivar, size, cmp, value, is_signed),
-               "gshmem_wait_until", "kernel launch");
-    sync_internal("gshmem_wait_until");
+/* Strided host copies: one 2-D copy-engine transfer (rows of one element, pitches = strides). */
+static void strided_check(const char *call, ptrdiff_t dst, ptrdiff_t sst) {
+    if (dst < 1 || sst < 1)
+        gshmemi_fatal("%s: strides must be >= 1 element (dst %td, sst %td)", call, dst, sst);
 }
 
-/* Reads this PE's copy of ivar and compares, as the sized signed or unsigned type. */
-int gshmemi_host_test(void *ivar, size_t size, int cmp, uint64_t value, int is_signed) {
-    (void)peer_addr("gshmem_test", ivar, size, gshmemi_g.mype, "ivar");
-    if (cmp < GSHMEM_CMP_EQ || cmp > GSHMEM_CMP_GE)
-        gshmemi_fatal("gshmem_test: comparison %d is not one of GSHMEM_CMP_*", cmp);
-    uint64_t raw = 0;
-    check_cuda(cudaMemcpy(&raw, ivar, size, cudaMemcpyDeviceToHost), "gshmem_test", "cudaMemcpy");
-    int shift = 64 - 8 * (int)size;
-    /* sign- or zero-extend both sides from `size` bytes, then compare as 64-bit */
-    int64_t a = is_signed ? (int64_t)(raw << shift) >> shift : (int64_t)raw;
-    int64_t b = is_signed ? (int64_t)(value << shift) >> shift : (int64_t)(value & (~0ull >> shift));
-    int c = is_signed ? (a > b) - (a < b) : ((uint64_t)a > (uint64_t)b) - ((uint64_t)a < (uint64_t)b);
-    switch (cmp) {
-    case GSHMEM_CMP_EQ: return c == 0;
-    case GSHMEM_CMP_NE: return c != 0;
-    case GSHMEM_CMP_GT: return c > 0;
-    case GSHMEM_CMP_LE: return c <= 0;
-    case GSHMEM_CMP_LT: return c < 0;
-    default: return c >= 0;
-    }
+void gshmemi_host_iput(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t n,
+                       size_t es, int pe, const char *call) {
+    strided_check(call, dst, sst);
+    if (n == 0) return;
+    char *d = peer_addr(call, dest, ((n - 1) * (size_t)dst + 1) * es, pe, "dest");
+    cudaStream_t st = (cudaStream_t)gshmemi_g.stream;
+    check_cuda(cudaMemcpy2DAsync(d, (size_t)dst * es, src, (size_t)sst * es, es, n,
+                                 cudaMemcpyDefault, st), call, "cudaMemcpy2DAsync");
+    check_cuda(cudaStreamSynchronize(st), call, "cudaStreamSynchronize");
+}
+
+void gshmemi_host_iget(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t n,
+                       size_t es, int pe, const char *call) {
+    strided_check(call, dst, sst);
+    if (n == 0) return;
+    const char *sp = peer_addr(call, src, ((n - 1) * (size_t)sst + 1) * es, pe, "source");
+    cudaStream_t st = (cudaStream_t)gshmemi_g.stream;
+    check_cuda(cudaMemcpy2DAsync(dest, (size_t)dst * es, sp, (size_t)sst * es, es, n,
+                                 cudaMemcpyDefault, st), call, "cudaMemcpy2DAsync");
+    check_cuda(cudaStreamSynchronize(st), call, "cudaStreamSynchronize");
+}
+
+static int sig_check(const char *call, int sig_op) {
+    if (sig_op != GSHMEM_SIGNAL_SET && sig_op != GSHMEM_SIGNAL_ADD)
+        gshmemi_fatal("%s: sig_op %d is not GSHMEM_SIGNAL_SET (0) or GSHMEM_SIGNAL_ADD (1)", call,
+                      sig_op);
+    return sig_op;
+}
+
+/* The copy completes (synchronized) before the signal is written, so the data is visible
+ * at the target before the signal is. */
+void gshmemi_host_put_signal(void *dest, const void *src, size_t n, uint64_t *sig_addr,
+                             uint64_t signal, int sig_op, int pe, const char *call) {
+    sig_check(call, sig_op);
+    char *d = peer_addr(call, dest, n, pe, "dest");
+    uint64_t *sp = (uint64_t *)peer_addr(call, sig_addr, sizeof *sig_addr, pe, "sig_addr");
+    copy_on(call, d, src, n, (cudaStream_t)gshmemi_g.stream, true);
+    check_cuda(gshmemi_launch_signal(gshmemi_g.stream, sp, signal, sig_op, 1), call, "kernel launch");
+    check_cuda(cudaStreamSynchronize((cudaStream_t)gshmemi_g.stream), call, "cudaStreamSynchronize");
+}
+
+/* Stream order: the signal kernel starts after the copy has completed. */
+void gshmemx_putmem_signal_on_stream(void *dest, const void *src, size_t n, uint64_t *sig_addr,
+                                     uint64_t signal, int sig_op, int pe, gshmemx_stream_t st) {
+    const char *call = "gshmemx_putmem_signal_on_stream";
+    sig_check(call, sig_op);
+    char *d = peer_addr(call, dest, n, pe, "dest");
+    uint64_t *sp = (uint64_t *)peer_addr(call, sig_addr, sizeof *sig_addr, pe, "sig_addr");
+    copy_on(call, d, src, n, (cudaStream_t)st, false);
+    check_cuda(gshmemi_launch_signal(st, sp, signal, sig_op, 1), call, "kernel launch");
+}
+
+void gshmemx_signal_op_on_stream(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
+                                 gshmemx_stream_t st) {
+    const char *call = "gshmemx_signal_op_on_stream";
+    sig_check(call, sig_op);
+    uint64_t *sp = (uint64_t *)peer_addr(call, sig_addr, sizeof *sig_addr, pe, "sig_addr");
+    check_cuda(gshmemi_launch_signal(st, sp, signal, sig_op, 0), call, "kernel launch");
+}
+
+/* For load/store peers completing puts to some PEs is completing all of them. */
+void gshmemi_host_pe_quiet(const int *target_pes, size_t npes) {
+    if (!gshmemi_g.initialized) gshmemi_fatal("gshmem_pe_quiet: called before gshmem_init");
+    if (npes && !target_pes) gshmemi_fatal("gshmem_pe_quiet: target_pes is NULL with npes %zu", npes);
+    for (size_t i = 0; i < npes; i++)
+        if (target_pes[i] < 0 || target_pes[i] >= gshmemi_g.npes)
+            gshmemi_fatal("gshmem_pe_quiet: target_pes[%zu] = %d is out of range [0, %d)", i,
+                          target_pes[i], gshmemi_g.npes);
+    gshmemi_host_quiet();
 }
 
 void *gshmemi_host_ptr(const void *dest, int pe) {

@@ -4,7 +4,13 @@
  * per thread before their stores (NVLink latency hides only behind many outstanding
  * accesses). REMOTE_SRC (gets): the source is a peer's global memory, read with
  * ld.global.cg so it is never served stale from L1; otherwise (puts) the source may be any
- * local memory — global, shared or local — and is read with generic loads. */
+ * local memory — global, shared or local — and is read with generic loads.
+ *
+ * Per-call cost matters as much as the loop: a block of 1024 threads runs 8 warps per
+ * scheduler, so every instruction of set-up is paid 8 times per call (measured: 64 KiB puts
+ * from 8 blocks ran at 84 GB/s through the general path against 137 GB/s for a bare loop).
+ * Hence the fully aligned case (the usual one) takes a path with no head or tail handling,
+ * and counts fit 32 bits whenever they can. */
 #ifndef GSHMEM_DEVICE_COPY_H
 #define GSHMEM_DEVICE_COPY_H
 
@@ -18,19 +24,30 @@ template <bool REMOTE_SRC, typename V> GSHMEMI_DEV V gshmemi_load(const V *p) {
     else return *p;
 }
 
-/* Copies n_v elements of V; dst and src aligned to sizeof(V). */
-template <bool R, typename V>
-GSHMEMI_DEV void gshmemi_copy_vec(V *dst, const V *src, size_t n_v, unsigned rank, unsigned size) {
-    const size_t stride = (size_t)size * GSHMEMI_COPY_UNROLL;
-    size_t i = rank;
-    for (; i + (GSHMEMI_COPY_UNROLL - 1) * (size_t)size < n_v; i += stride) {
-        V r[GSHMEMI_COPY_UNROLL];
+/* Copies n_v elements of V; dst and src aligned to sizeof(V). I is the index type. */
+template <bool R, typename V, typename I>
+GSHMEMI_DEV void gshmemi_copy_vec_i(V *__restrict__ dst, const V *__restrict__ src, I n_v,
+                                    I rank, I size) {
+    I i = rank;
+    if (n_v >= (I)GSHMEMI_COPY_UNROLL * size) {
+        const I stride = size * (I)GSHMEMI_COPY_UNROLL;
+        for (; i + (I)(GSHMEMI_COPY_UNROLL - 1) * size < n_v; i += stride) {
+            V r[GSHMEMI_COPY_UNROLL];
 #pragma unroll
-        for (int u = 0; u < GSHMEMI_COPY_UNROLL; u++) r[u] = gshmemi_load<R>(src + i + u * (size_t)size);
+            for (int u = 0; u < GSHMEMI_COPY_UNROLL; u++) r[u] = gshmemi_load<R>(src + i + (I)u * size);
 #pragma unroll
-        for (int u = 0; u < GSHMEMI_COPY_UNROLL; u++) dst[i + u * (size_t)size] = r[u];
+            for (int u = 0; u < GSHMEMI_COPY_UNROLL; u++) dst[i + (I)u * size] = r[u];
+        }
     }
     for (; i < n_v; i += size) dst[i] = gshmemi_load<R>(src + i);
+}
+
+template <bool R, typename V>
+GSHMEMI_DEV void gshmemi_copy_vec(V *dst, const V *src, size_t n_v, unsigned rank, unsigned size) {
+    if (n_v <= 0xffffffffu - 16u * GSHMEMI_COPY_UNROLL * 1024u)
+        gshmemi_copy_vec_i<R, V, unsigned>(dst, src, (unsigned)n_v, rank, size);
+    else
+        gshmemi_copy_vec_i<R, V, size_t>(dst, src, n_v, rank, size);
 }
 
 template <bool R, typename V>
@@ -52,12 +69,38 @@ GSHMEMI_DEV void gshmemi_copy_group(void *dst, const void *src, size_t n, unsign
                                     unsigned size) {
     char *d = (char *)dst;
     const char *s = (const char *)src;
+    if ((((uintptr_t)d | (uintptr_t)s | n) & 15) == 0) {   /* the common case: no head/tail */
+        gshmemi_copy_vec<R, int4>((int4 *)d, (const int4 *)s, n >> 4, rank, size);
+        return;
+    }
     uintptr_t rel = ((uintptr_t)d ^ (uintptr_t)s);
     if ((rel & 15) == 0) gshmemi_copy_aligned<R, int4>(d, s, n, rank, size);
     else if ((rel & 7) == 0) gshmemi_copy_aligned<R, uint64_t>(d, s, n, rank, size);
     else if ((rel & 3) == 0) gshmemi_copy_aligned<R, uint32_t>(d, s, n, rank, size);
     else if ((rel & 1) == 0) gshmemi_copy_aligned<R, uint16_t>(d, s, n, rank, size);
     else gshmemi_copy_vec<R, uint8_t>((uint8_t *)d, (const uint8_t *)s, n, rank, size);
+}
+
+/* Element of a strided copy: ES bytes, aligned to min(ES, 8). */
+template <int ES> struct gshmemi_elem { typedef typename gshmemi_uint<ES>::t t; };
+struct gshmemi_b128 { uint64_t lo, hi; };
+template <> struct gshmemi_elem<16> { typedef gshmemi_b128 t; };
+
+template <bool R> GSHMEMI_DEV gshmemi_b128 gshmemi_load(const gshmemi_b128 *p) {
+    gshmemi_b128 v;
+    v.lo = gshmemi_load<R>(&p->lo);
+    v.hi = gshmemi_load<R>(&p->hi);
+    return v;
+}
+
+/* Strided copy: element i moves from src[i * sst] to dst[i * dst_stride] (in elements). */
+template <bool R, int ES>
+GSHMEMI_DEV void gshmemi_copy_strided(void *dst, const void *src, ptrdiff_t dst_stride,
+                                      ptrdiff_t sst, size_t n, unsigned rank, unsigned size) {
+    typedef typename gshmemi_elem<ES>::t E;
+    E *d = (E *)dst;
+    const E *s = (const E *)src;
+    for (size_t i = rank; i < n; i += size) d[i * dst_stride] = gshmemi_load<R>(s + i * sst);
 }
 
 /* Group shapes: thread, warp (all 32 lanes call), block (all threads call). */
@@ -70,5 +113,34 @@ GSHMEMI_DEV unsigned gshmemi_lane(void) {
     asm("mov.u32 %0, %%laneid;" : "=r"(l));
     return l;
 }
+
+/* Scope descriptors: every scoped call is one template over these, so the thread, warp and
+ * block forms share one implementation. sync() gathers the group. */
+struct gshmemi_scope_thread {
+    static __device__ __forceinline__ unsigned rank() { return 0; }
+    static __device__ __forceinline__ unsigned size() { return 1; }
+    static __device__ __forceinline__ void sync() {}
+};
+struct gshmemi_scope_warp {
+    static __device__ __forceinline__ unsigned rank() { return gshmemi_lane(); }
+    static __device__ __forceinline__ unsigned size() { return 32; }
+    static __device__ __forceinline__ void sync() { __syncwarp(); }
+};
+struct gshmemi_scope_block {
+    static __device__ __forceinline__ unsigned rank() { return gshmemi_block_rank(); }
+    static __device__ __forceinline__ unsigned size() { return gshmemi_block_size(); }
+    static __device__ __forceinline__ void sync() { __syncthreads(); }
+};
+
+/* The six public names of a scoped bulk call: DEF(prefix, suffix, scope, blocking, ...).
+ * Thread forms are gshmemi_dev_* (gshmem.h wraps them into the host/device gshmem_* calls);
+ * group forms are gshmemx_*_warp / _block and their _nbi_ variants. */
+#define GSHMEMI_FOR_SCOPES(DEF, ...)                                                         \
+    DEF(gshmemi_dev_, , thread, true, __VA_ARGS__)                                           \
+    DEF(gshmemi_dev_, _nbi, thread, false, __VA_ARGS__)                                      \
+    DEF(gshmemx_, _warp, warp, true, __VA_ARGS__)                                            \
+    DEF(gshmemx_, _nbi_warp, warp, false, __VA_ARGS__)                                       \
+    DEF(gshmemx_, _block, block, true, __VA_ARGS__)                                          \
+    DEF(gshmemx_, _nbi_block, block, false, __VA_ARGS__)
 
 #endif

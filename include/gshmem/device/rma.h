@@ -1,71 +1,80 @@
-/* Device RMA over load/store: p/g, put/get (typed, sized, mem) with _nbi, and the warp
- * and block forms of the bulk calls. A put returns when its stores are issued (the source
- * may be reused); delivery is ordered by gshmem_fence and completed by gshmem_quiet. For
- * load/store peers a blocking put and its _nbi form do the same work. */
+/* Device RMA over load/store: p/g, put/get (typed, sized, mem) with _nbi, strided iput/iget,
+ * and the warp and block forms of the bulk calls. A put returns when its stores are issued
+ * (the source may be reused); delivery is ordered by gshmem_fence and completed by
+ * gshmem_quiet. For load/store peers a blocking put and its _nbi form do the same work, but
+ * the _nbi group forms skip the closing group barrier (the source is reusable after quiet). */
 #ifndef GSHMEM_DEVICE_RMA_H
 #define GSHMEM_DEVICE_RMA_H
 
 #include "state.h"
 #include "copy.h"
 
-/* Scope shapes shared by every bulk call: one implementation, three group sizes. */
-#define GSHMEMI_SCOPE_thread(rank, size) unsigned rank = 0, size = 1;
-#define GSHMEMI_SCOPE_warp(rank, size) unsigned rank = gshmemi_lane(), size = 32;
-#define GSHMEMI_SCOPE_block(rank, size) unsigned rank = gshmemi_block_rank(), size = gshmemi_block_size();
-#define GSHMEMI_SCOPE_END_thread()
-#define GSHMEMI_SCOPE_END_warp() __syncwarp();
-#define GSHMEMI_SCOPE_END_block() __syncthreads();
-
-GSHMEMI_DEV void gshmemi_put_scope(void *dest, const void *src, size_t n, int pe, unsigned rank,
-                                   unsigned size, const char *call) {
+template <class S, bool BLOCKING>
+GSHMEMI_DEV void gshmemi_put(void *dest, const void *src, size_t n, int pe, const char *call) {
     void *d = gshmemi_peer(dest, pe, n, call);
-    gshmemi_copy_group<false>(d, src, n, rank, size);
+    gshmemi_copy_group<false>(d, src, n, S::rank(), S::size());
+    if (BLOCKING) S::sync();
 }
-GSHMEMI_DEV void gshmemi_get_scope(void *dest, const void *src, size_t n, int pe, unsigned rank,
-                                   unsigned size, const char *call) {
+template <class S, bool BLOCKING>
+GSHMEMI_DEV void gshmemi_get(void *dest, const void *src, size_t n, int pe, const char *call) {
     const void *sp = gshmemi_peer(src, pe, n, call);
-    gshmemi_copy_group<true>(dest, sp, n, rank, size);
+    gshmemi_copy_group<true>(dest, sp, n, S::rank(), S::size());
+    if (BLOCKING) S::sync();
 }
 
-/* gshmem[x]_putmem{,_nbi}{,_warp,_block} and getmem likewise. */
-#define GSHMEMI_DEF_MEM(prefix, op, suffix, scope)                                          \
-    GSHMEMI_DEV void prefix##op##mem##suffix(void *dest, const void *src, size_t nelems,      \
-                                             int pe) {                                       \
-        GSHMEMI_SCOPE_##scope(rank_, size_)                                                  \
-        gshmemi_##op##_scope(dest, src, nelems, pe, rank_, size_, #prefix #op "mem" #suffix); \
-        GSHMEMI_SCOPE_END_##scope()                                                          \
+/* putmem/getmem in every scope: gshmemi_dev_putmem{,_nbi}, gshmemx_putmem{,_nbi}_{warp,block} */
+#define GSHMEMI_DEF_MEM(prefix, suffix, scope, blocking, op)                                 \
+    GSHMEMI_DEV void prefix##op##mem##suffix(void *dest, const void *src, size_t nbytes, int pe) { \
+        gshmemi_##op<gshmemi_scope_##scope, blocking>(dest, src, nbytes, pe,                 \
+                                                      #prefix #op "mem" #suffix);            \
     }
-#define GSHMEMI_DEF_MEM_ALL(op)                                                              \
-    GSHMEMI_DEF_MEM(gshmemi_dev_, op, , thread)                                              \
-    GSHMEMI_DEF_MEM(gshmemi_dev_, op, _nbi, thread)                                          \
-    GSHMEMI_DEF_MEM(gshmemx_, op, _warp, warp)                                               \
-    GSHMEMI_DEF_MEM(gshmemx_, op, _nbi_warp, warp)                                           \
-    GSHMEMI_DEF_MEM(gshmemx_, op, _block, block)                                             \
-    GSHMEMI_DEF_MEM(gshmemx_, op, _nbi_block, block)
-GSHMEMI_DEF_MEM_ALL(put)
-GSHMEMI_DEF_MEM_ALL(get)
+GSHMEMI_FOR_SCOPES(GSHMEMI_DEF_MEM, put)
+GSHMEMI_FOR_SCOPES(GSHMEMI_DEF_MEM, get)
 
-/* Typed put/get (TYPENAME from the RMA list) in every scope, and p/g. */
-#define GSHMEMI_DEF_TYPED_SCOPE(NAME, T, prefix, op, suffix, scope)                          \
+/* Typed put/get (TYPENAME from the RMA list) in every scope. */
+#define GSHMEMI_DEF_TYPED_SCOPE(prefix, suffix, scope, blocking, op, NAME, T)               \
     GSHMEMI_DEV void prefix##NAME##_##op##suffix(T *dest, const T *src, size_t nelems, int pe) { \
-        GSHMEMI_SCOPE_##scope(rank_, size_)                                                  \
-        gshmemi_##op##_scope(dest, src, nelems * sizeof(T), pe, rank_, size_,                \
-                             #prefix #NAME "_" #op #suffix);                                 \
-        GSHMEMI_SCOPE_END_##scope()                                                          \
+        gshmemi_##op<gshmemi_scope_##scope, blocking>(dest, src, nelems * sizeof(T), pe,     \
+                                                      #prefix #NAME "_" #op #suffix);        \
     }
+/* Strided iput/iget: thread, warp and block forms (OpenSHMEM has no _nbi strided calls). */
+template <class S, bool GET, int ES>
+GSHMEMI_DEV void gshmemi_strided(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+                                 size_t n, int pe, const char *call) {
+    if (n == 0) return;
+    if (dst < 1 || sst < 1) {
+        (void)gshmemi_st(call);
+        GSHMEMI_DEVICE_FAIL("%s: strides must be >= 1 (dst %lld, sst %lld)", call, (long long)dst,
+                            (long long)sst);
+    }
+    if (GET) {
+        const void *sp = gshmemi_peer(src, pe, ((n - 1) * sst + 1) * ES, call);
+        gshmemi_copy_strided<true, ES>(dest, sp, dst, sst, n, S::rank(), S::size());
+    } else {
+        void *dp = gshmemi_peer(dest, pe, ((n - 1) * dst + 1) * ES, call);
+        gshmemi_copy_strided<false, ES>(dp, src, dst, sst, n, S::rank(), S::size());
+    }
+    S::sync();
+}
+/* iput_name/iget_name: typed NAME_iput or sized iputBITS, in one scope */
+#define GSHMEMI_DEF_STRIDED(scope, T, ES, iput_name, iget_name)                              \
+    GSHMEMI_DEV void iput_name(T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst,          \
+                               size_t nelems, int pe) {                                      \
+        gshmemi_strided<gshmemi_scope_##scope, false, ES>(dest, src, dst, sst, nelems, pe,   \
+                                                          #iput_name);                       \
+    }                                                                                        \
+    GSHMEMI_DEV void iget_name(T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst,          \
+                               size_t nelems, int pe) {                                      \
+        gshmemi_strided<gshmemi_scope_##scope, true, ES>(dest, src, dst, sst, nelems, pe,    \
+                                                         #iget_name);                        \
+    }
+
 #define GSHMEMI_DEF_TYPED(NAME, T)                                                           \
-    GSHMEMI_DEF_TYPED_SCOPE(NAME, T, gshmemi_dev_, put, , thread)                            \
-    GSHMEMI_DEF_TYPED_SCOPE(NAME, T, gshmemi_dev_, put, _nbi, thread)                        \
-    GSHMEMI_DEF_TYPED_SCOPE(NAME, T, gshmemi_dev_, get, , thread)                            \
-    GSHMEMI_DEF_TYPED_SCOPE(NAME, T, gshmemi_dev_, get, _nbi, thread)                        \
-    GSHMEMI_DEF_TYPED_SCOPE(NAME, T, gshmemx_, put, _warp, warp)                             \
-    GSHMEMI_DEF_TYPED_SCOPE(NAME, T, gshmemx_, put, _nbi_warp, warp)                         \
-    GSHMEMI_DEF_TYPED_SCOPE(NAME, T, gshmemx_, get, _warp, warp)                             \
-    GSHMEMI_DEF_TYPED_SCOPE(NAME, T, gshmemx_, get, _nbi_warp, warp)                         \
-    GSHMEMI_DEF_TYPED_SCOPE(NAME, T, gshmemx_, put, _block, block)                           \
-    GSHMEMI_DEF_TYPED_SCOPE(NAME, T, gshmemx_, put, _nbi_block, block)                       \
-    GSHMEMI_DEF_TYPED_SCOPE(NAME, T, gshmemx_, get, _block, block)                           \
-    GSHMEMI_DEF_TYPED_SCOPE(NAME, T, gshmemx_, get, _nbi_block, block)                       \
+    GSHMEMI_FOR_SCOPES(GSHMEMI_DEF_TYPED_SCOPE, put, NAME, T)                                \
+    GSHMEMI_FOR_SCOPES(GSHMEMI_DEF_TYPED_SCOPE, get, NAME, T)                                \
+    GSHMEMI_DEF_STRIDED(thread, T, sizeof(T), gshmemi_dev_##NAME##_iput, gshmemi_dev_##NAME##_iget) \
+    GSHMEMI_DEF_STRIDED(warp, T, sizeof(T), gshmemx_##NAME##_iput_warp, gshmemx_##NAME##_iget_warp) \
+    GSHMEMI_DEF_STRIDED(block, T, sizeof(T), gshmemx_##NAME##_iput_block, gshmemx_##NAME##_iget_block) \
     GSHMEMI_DEV void gshmemi_dev_##NAME##_p(T *dest, T value, int pe) {                      \
         gshmemi_st_relaxed(gshmemi_peer(dest, pe, sizeof(T), "gshmem_" #NAME "_p"), value);  \
     }                                                                                        \
@@ -74,21 +83,19 @@ GSHMEMI_DEF_MEM_ALL(get)
     }
 GSHMEM_RMA_TYPES(GSHMEMI_DEF_TYPED)
 
-/* Sized forms put8/16/32/64 map onto the typed forms of the same width. */
-#define GSHMEMI_DEF_SIZED(BITS, T)                                                           \
-    GSHMEMI_DEV void gshmemi_dev_put##BITS(void *d, const void *s, size_t n, int pe) {       \
-        gshmemi_dev_uint##BITS##_put((T *)d, (const T *)s, n, pe);                           \
-    }                                                                                        \
-    GSHMEMI_DEV void gshmemi_dev_get##BITS(void *d, const void *s, size_t n, int pe) {       \
-        gshmemi_dev_uint##BITS##_get((T *)d, (const T *)s, n, pe);                           \
-    }                                                                                        \
-    GSHMEMI_DEV void gshmemi_dev_put##BITS##_nbi(void *d, const void *s, size_t n, int pe) { \
-        gshmemi_dev_uint##BITS##_put((T *)d, (const T *)s, n, pe);                           \
-    }                                                                                        \
-    GSHMEMI_DEV void gshmemi_dev_get##BITS##_nbi(void *d, const void *s, size_t n, int pe) { \
-        gshmemi_dev_uint##BITS##_get((T *)d, (const T *)s, n, pe);                           \
+/* Sized forms put8 ... put128: elements of BITS/8 bytes (untyped pointers). */
+#define GSHMEMI_DEF_SIZED_SCOPE(prefix, suffix, scope, blocking, op, BITS)                   \
+    GSHMEMI_DEV void prefix##op##BITS##suffix(void *dest, const void *src, size_t nelems, int pe) { \
+        gshmemi_##op<gshmemi_scope_##scope, blocking>(dest, src, nelems * (BITS / 8), pe,    \
+                                                      #prefix #op #BITS #suffix);            \
     }
-GSHMEM_SIZED_TYPES(GSHMEMI_DEF_SIZED)
+#define GSHMEMI_DEF_SIZED(BITS)                                                              \
+    GSHMEMI_FOR_SCOPES(GSHMEMI_DEF_SIZED_SCOPE, put, BITS)                                   \
+    GSHMEMI_FOR_SCOPES(GSHMEMI_DEF_SIZED_SCOPE, get, BITS)                                   \
+    GSHMEMI_DEF_STRIDED(thread, void, BITS / 8, gshmemi_dev_iput##BITS, gshmemi_dev_iget##BITS) \
+    GSHMEMI_DEF_STRIDED(warp, void, BITS / 8, gshmemx_iput##BITS##_warp, gshmemx_iget##BITS##_warp) \
+    GSHMEMI_DEF_STRIDED(block, void, BITS / 8, gshmemx_iput##BITS##_block, gshmemx_iget##BITS##_block)
+GSHMEM_SIZED_BITS(GSHMEMI_DEF_SIZED)
 
 /* gshmem_ptr on the device: the address at which this GPU reaches `dest` on `pe`, or NULL
  * when that PE is not reachable by load/store. */

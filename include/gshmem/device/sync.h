@@ -56,32 +56,47 @@ static __device__ __noinline__ void gshmemi_bad_cmp(const char *call, int cmp) {
     GSHMEMI_DEVICE_FAIL("%s: comparison %d is not one of GSHMEM_CMP_EQ/NE/GT/LE/LT/GE", call, cmp);
 }
 
-/* Spins with acquire loads on a local symmetric location until `cmp` holds. The argument
- * checks are one branch (see gshmemi_peer); after a first few hundred spins the global
- * timer is read every 256 spins, so the deadline costs nothing on the fast path. Returns
- * the value that satisfied the wait. */
+/* Deadline bookkeeping shared by every device wait: free on the fast path (the global
+ * timer is read once every 256 polls, and only when a timeout is set). */
+struct gshmemi_deadline {
+    uint64_t start;
+    unsigned spin;
+    /* true once the wait has lasted past GSHMEM_WAIT_TIMEOUT; *secs says how long */
+    __device__ __forceinline__ bool expired(const gshmemi_device_state *s, double *secs) {
+        if ((++spin & 255) != 0 || !s->wait_timeout_ns) return false;
+        uint64_t now = gshmemi_globaltimer();
+        if (!start) start = now;
+        *secs = (now - start) * 1e-9;
+        return now - start > s->wait_timeout_ns;
+    }
+};
+
+/* One branch for every argument check of a wait on a local symmetric location. */
 template <typename T>
-GSHMEMI_DEV T gshmemi_wait(const T *ivar, int cmp, T value, const char *call) {
+GSHMEMI_DEV void gshmemi_wait_check(const T *ivar, size_t n, int cmp, const char *call) {
     const gshmemi_device_state *s = &gshmemi_dstate;
     const char *c = (const char *)ivar;
-    bool out = c < s->heap_base || c + sizeof(T) > s->heap_base + s->heap_mapped;
+    bool out = c < s->heap_base || c + n * sizeof(T) > s->heap_base + s->heap_mapped;
     if ((s->version != GSHMEMI_STATE_VERSION) | ((unsigned)cmp > GSHMEM_CMP_GE) | ((s->debug >= 2) & out)) {
         (void)gshmemi_st(call);
         if ((unsigned)cmp > GSHMEM_CMP_GE) gshmemi_bad_cmp(call, cmp);
-        gshmemi_bad_addr(call, ivar, sizeof(T));
+        gshmemi_bad_addr(call, ivar, n * sizeof(T));
     }
-    T cur;
-    uint64_t start = 0;
-    for (unsigned spin = 0;; spin++) {
-        cur = gshmemi_ld_acquire(ivar);
+}
+
+/* Spins with acquire loads on a local symmetric location until `cmp` holds. Returns the
+ * value that satisfied the wait. */
+template <typename T>
+GSHMEMI_DEV T gshmemi_wait(const T *ivar, int cmp, T value, const char *call) {
+    gshmemi_wait_check(ivar, 1, cmp, call);
+    gshmemi_deadline dl = {0, 0};
+    double secs;
+    for (;;) {
+        T cur = gshmemi_ld_acquire(ivar);
         if (gshmemi_compare(cur, cmp, value)) return cur;
-        if ((spin & 255) == 255 && s->wait_timeout_ns) {
-            uint64_t now = gshmemi_globaltimer();
-            if (!start) start = now;
-            else if (now - start > s->wait_timeout_ns)
-                gshmemi_wait_expired(call, ivar, cmp, (unsigned long long)value,
-                                     (unsigned long long)cur, (now - start) * 1e-9);
-        }
+        if (dl.expired(&gshmemi_dstate, &secs))
+            gshmemi_wait_expired(call, ivar, cmp, (unsigned long long)value,
+                                 (unsigned long long)cur, secs);
     }
 }
 
@@ -90,10 +105,156 @@ GSHMEMI_DEV T gshmemi_wait(const T *ivar, int cmp, T value, const char *call) {
         gshmemi_wait((const T *)ivar, cmp, value, "gshmem_" #NAME "_wait_until");           \
     }                                                                                        \
     GSHMEMI_DEV int gshmemi_dev_##NAME##_test(T *ivar, int cmp, T value) {                   \
-        (void)gshmemi_st("gshmem_" #NAME "_test");                                           \
+        gshmemi_wait_check((const T *)ivar, 1, cmp, "gshmem_" #NAME "_test");                \
         return gshmemi_compare(gshmemi_ld_acquire((const T *)ivar), cmp, value);            \
     }
 GSHMEM_P2P_SYNC_TYPES(GSHMEMI_DEF_WAIT)
+
+/* ---- waits and tests over sets of variables -------------------------------------------- */
+/* One pass over ivars[0..n): entries with status[i] != 0 are skipped; values == NULL means
+ * every entry compares with `value`. MODE ALL: returns how many included entries fail;
+ * ANY: the first satisfied index or SIZE_MAX; SOME: how many are satisfied (their indices go
+ * to `indices`). *included counts the entries not excluded. */
+template <int MODE, typename T>
+GSHMEMI_DEV size_t gshmemi_scan(const T *ivars, size_t n, const int *status, int cmp,
+                                const T *values, T value, size_t *indices, size_t *included) {
+    size_t hits = 0, inc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (status && status[i]) continue;
+        inc++;
+        bool ok = gshmemi_compare(gshmemi_ld_acquire(ivars + i), cmp, values ? values[i] : value);
+        if (MODE == GSHMEMI_WAIT_ALL) hits += !ok;
+        else if (ok) {
+            if (MODE == GSHMEMI_WAIT_ANY) { *included = inc; return i; }
+            indices[hits++] = i;
+        }
+    }
+    *included = inc;
+    return MODE == GSHMEMI_WAIT_ANY ? SIZE_MAX : hits;
+}
+
+static __device__ __noinline__ void gshmemi_wait_set_expired(const char *call, const void *ivars,
+                                                             size_t n, int cmp, double secs) {
+    static const char *ops[] = {"==", "!=", ">", "<=", "<", ">="};
+    GSHMEMI_DEVICE_FAIL("%s: waited %.1f s for the %llu variables at %p to satisfy %s; block "
+                        "(%d,%d,%d) thread (%d,%d,%d). Did the PE that should write them exit, "
+                        "hang or take another path? (GSHMEM_WAIT_TIMEOUT sets the limit, 0 = none)",
+                        call, secs, (unsigned long long)n, ivars, (unsigned)cmp < 6 ? ops[cmp] : "?",
+                        blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z);
+}
+
+/* Waits (WAIT) or tests once for MODE over the set. ALL returns 1 when satisfied (test) /
+ * after it is (wait); ANY the index (SIZE_MAX when nothing is included); SOME the count. */
+template <int MODE, bool WAIT, typename T>
+GSHMEMI_DEV size_t gshmemi_wait_set(const T *ivars, size_t n, const int *status, int cmp,
+                                    const T *values, T value, size_t *indices, const char *call) {
+    gshmemi_wait_check(ivars, n, cmp, call);
+    gshmemi_deadline dl = {0, 0};
+    double secs;
+    for (;;) {
+        size_t included;
+        size_t r = gshmemi_scan<MODE>(ivars, n, status, cmp, values, value, indices, &included);
+        if (MODE == GSHMEMI_WAIT_ALL && r == 0) return 1;
+        if (MODE == GSHMEMI_WAIT_ANY && (r != SIZE_MAX || included == 0)) return r;
+        if (MODE == GSHMEMI_WAIT_SOME && (r != 0 || included == 0)) return r;
+        if (!WAIT) return MODE == GSHMEMI_WAIT_ALL ? 0 : r;
+        if (dl.expired(&gshmemi_dstate, &secs)) gshmemi_wait_set_expired(call, ivars, n, cmp, secs);
+    }
+}
+
+#define GSHMEMI_DEF_WAIT_SET(NAME, T)                                                        \
+    GSHMEMI_DEV void gshmemi_dev_##NAME##_wait_until_all(T *ivars, size_t nelems,            \
+                                                         const int *status, int cmp, T value) { \
+        gshmemi_wait_set<GSHMEMI_WAIT_ALL, true>((const T *)ivars, nelems, status, cmp,      \
+                                                 (const T *)0, value, (size_t *)0,           \
+                                                 "gshmem_" #NAME "_wait_until_all");         \
+    }                                                                                        \
+    GSHMEMI_DEV size_t gshmemi_dev_##NAME##_wait_until_any(T *ivars, size_t nelems,          \
+                                                           const int *status, int cmp, T value) { \
+        return gshmemi_wait_set<GSHMEMI_WAIT_ANY, true>((const T *)ivars, nelems, status, cmp, \
+                                                        (const T *)0, value, (size_t *)0,    \
+                                                        "gshmem_" #NAME "_wait_until_any");  \
+    }                                                                                        \
+    GSHMEMI_DEV size_t gshmemi_dev_##NAME##_wait_until_some(T *ivars, size_t nelems,         \
+                                                            size_t *indices, const int *status, \
+                                                            int cmp, T value) {              \
+        return gshmemi_wait_set<GSHMEMI_WAIT_SOME, true>((const T *)ivars, nelems, status,   \
+                                                         cmp, (const T *)0, value, indices,  \
+                                                         "gshmem_" #NAME "_wait_until_some"); \
+    }                                                                                        \
+    GSHMEMI_DEV void gshmemi_dev_##NAME##_wait_until_all_vector(T *ivars, size_t nelems,     \
+                                                                const int *status, int cmp,  \
+                                                                T *values) {                 \
+        gshmemi_wait_set<GSHMEMI_WAIT_ALL, true>((const T *)ivars, nelems, status, cmp,      \
+                                                 (const T *)values, (T)0, (size_t *)0,       \
+                                                 "gshmem_" #NAME "_wait_until_all_vector");  \
+    }                                                                                        \
+    GSHMEMI_DEV size_t gshmemi_dev_##NAME##_wait_until_any_vector(T *ivars, size_t nelems,   \
+                                                                  const int *status, int cmp, \
+                                                                  T *values) {               \
+        return gshmemi_wait_set<GSHMEMI_WAIT_ANY, true>((const T *)ivars, nelems, status, cmp, \
+                                                        (const T *)values, (T)0, (size_t *)0, \
+                                                        "gshmem_" #NAME "_wait_until_any_vector"); \
+    }                                                                                        \
+    GSHMEMI_DEV size_t gshmemi_dev_##NAME##_wait_until_some_vector(T *ivars, size_t nelems,  \
+                                                                   size_t *indices,          \
+                                                                   const int *status, int cmp, \
+                                                                   T *values) {              \
+        return gshmemi_wait_set<GSHMEMI_WAIT_SOME, true>((const T *)ivars, nelems, status,   \
+                                                         cmp, (const T *)values, (T)0, indices, \
+                                                         "gshmem_" #NAME "_wait_until_some_vector"); \
+    }                                                                                        \
+    GSHMEMI_DEV int gshmemi_dev_##NAME##_test_all(T *ivars, size_t nelems, const int *status, \
+                                                  int cmp, T value) {                        \
+        return (int)gshmemi_wait_set<GSHMEMI_WAIT_ALL, false>((const T *)ivars, nelems, status, \
+                                                              cmp, (const T *)0, value,      \
+                                                              (size_t *)0,                   \
+                                                              "gshmem_" #NAME "_test_all");  \
+    }                                                                                        \
+    GSHMEMI_DEV size_t gshmemi_dev_##NAME##_test_any(T *ivars, size_t nelems, const int *status, \
+                                                     int cmp, T value) {                     \
+        return gshmemi_wait_set<GSHMEMI_WAIT_ANY, false>((const T *)ivars, nelems, status, cmp, \
+                                                         (const T *)0, value, (size_t *)0,   \
+                                                         "gshmem_" #NAME "_test_any");       \
+    }                                                                                        \
+    GSHMEMI_DEV size_t gshmemi_dev_##NAME##_test_some(T *ivars, size_t nelems, size_t *indices, \
+                                                      const int *status, int cmp, T value) { \
+        return gshmemi_wait_set<GSHMEMI_WAIT_SOME, false>((const T *)ivars, nelems, status,  \
+                                                          cmp, (const T *)0, value, indices, \
+                                                          "gshmem_" #NAME "_test_some");     \
+    }                                                                                        \
+    GSHMEMI_DEV int gshmemi_dev_##NAME##_test_all_vector(T *ivars, size_t nelems,            \
+                                                         const int *status, int cmp, T *values) { \
+        return (int)gshmemi_wait_set<GSHMEMI_WAIT_ALL, false>((const T *)ivars, nelems, status, \
+                                                              cmp, (const T *)values, (T)0,  \
+                                                              (size_t *)0,                   \
+                                                              "gshmem_" #NAME "_test_all_vector"); \
+    }                                                                                        \
+    GSHMEMI_DEV size_t gshmemi_dev_##NAME##_test_any_vector(T *ivars, size_t nelems,         \
+                                                            const int *status, int cmp,      \
+                                                            T *values) {                     \
+        return gshmemi_wait_set<GSHMEMI_WAIT_ANY, false>((const T *)ivars, nelems, status, cmp, \
+                                                         (const T *)values, (T)0, (size_t *)0, \
+                                                         "gshmem_" #NAME "_test_any_vector"); \
+    }                                                                                        \
+    GSHMEMI_DEV size_t gshmemi_dev_##NAME##_test_some_vector(T *ivars, size_t nelems,        \
+                                                             size_t *indices, const int *status, \
+                                                             int cmp, T *values) {           \
+        return gshmemi_wait_set<GSHMEMI_WAIT_SOME, false>((const T *)ivars, nelems, status,  \
+                                                          cmp, (const T *)values, (T)0, indices, \
+                                                          "gshmem_" #NAME "_test_some_vector"); \
+    }
+GSHMEM_P2P_SYNC_TYPES(GSHMEMI_DEF_WAIT_SET)
+
+/* pe_quiet: for load/store peers completing the puts to some PEs costs the same fence as
+ * completing all of them; the PE list is checked. */
+GSHMEMI_DEV void gshmemi_dev_pe_quiet(const int *target_pes, size_t npes) {
+    const gshmemi_device_state *s = gshmemi_st("gshmem_pe_quiet");
+    if (s->debug >= 2)
+        for (size_t i = 0; i < npes; i++)
+            if ((unsigned)target_pes[i] >= (unsigned)s->npes) gshmemi_bad_pe("gshmem_pe_quiet", target_pes[i]);
+    gshmemi_fence_acq_rel_sys();
+}
 
 /* ---- barrier_all ----------------------------------------------------------------------- */
 /* Each PE writes its new epoch into slot [me] of every PE's flag array (a release: the
