@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <vector>
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
@@ -241,8 +242,66 @@ static void check(const void *p, size_t n_v, int seed, const char *what) {
     if (h) { printf("  !! %s: %llu bad vectors\n", what, h); exit(1); }
 }
 
-int main() {
+/* Two processes (forked before any CUDA call), one GPU each, cudaMalloc + IPC handles over
+ * pipes: is a multi-process NVLink round trip slower than a one-process one? */
+#include <sys/wait.h>
+#include <unistd.h>
+static void two_process(void) {
+    int up[2], down[2];   /* up: child -> parent, down: parent -> child */
+    if (pipe(up) || pipe(down)) { perror("pipe"); exit(1); }
+    fflush(stdout);
+    pid_t pid = fork();
+    int me = pid == 0 ? 1 : 0;
+    CK(cudaSetDevice(me));
+    long *mine;
+    CK(cudaMalloc(&mine, 1 << 21));
+    CK(cudaMemset(mine, 0, 1 << 21));
+    CK(cudaDeviceSynchronize());
+    cudaIpcMemHandle_t h, ph;
+    CK(cudaIpcGetMemHandle(&h, mine));
+    int wfd = me ? up[1] : down[1], rfd = me ? down[0] : up[0];
+    if (write(wfd, &h, sizeof h) != sizeof h || read(rfd, &ph, sizeof ph) != sizeof ph) { perror("pipe io"); exit(1); }
+    long *theirs;
+    CK(cudaIpcOpenMemHandle((void **)&theirs, ph, cudaIpcMemLazyEnablePeerAccess));
+    const int iters = 20000;
+    long seq = 1;
+    char go = 1;
+    std::vector<float> t, tf;
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    for (int k = 0; k < 6; k++) {
+        /* rendezvous on the host so both kernels start together */
+        if (write(wfd, &go, 1) != 1 || read(rfd, &go, 1) != 1) { perror("sync"); exit(1); }
+        CK(cudaEventRecord(a));
+        pingpong<0><<<1, 1>>>(mine, theirs, seq, iters, me == 0);
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        seq += iters;
+        if (k) t.push_back(ms * 1000.f / (2 * iters));
+    }
+    unsigned long long *out;
+    CK(cudaMalloc(&out, 8));
+    for (int k = 0; k < 6 && me == 0; k++) {
+        CK(cudaEventRecord(a));
+        fadd_chain<<<1, 1>>>((unsigned long long *)(theirs + 64), 5000, out);
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        if (k) tf.push_back(ms * 1000.f / 5000);
+    }
+    if (me == 0) printf("two processes, cudaMalloc+IPC: ping-pong one-way %.3f us, fetch_add round trip %.3f us\n", med(t), med(tf));
+    if (write(wfd, &go, 1) != 1 || read(rfd, &go, 1) != 1) { perror("sync"); exit(1); }
+    if (me == 1) _exit(0);
+    waitpid(pid, NULL, 0);
+}
+
+int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc > 1 && !strcmp(argv[1], "--two-process")) { two_process(); return 0; }
     int n;
     CK(cudaGetDeviceCount(&n));
     if (n < 2) { printf("probe_nvlink: needs 2 GPUs\n"); return 0; }

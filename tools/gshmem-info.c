@@ -46,7 +46,10 @@ int main(int argc, char **argv) {
     printf("Built with:\n");
     printf("  bootstraps: self, uid (gshmrun, gshmemx_init_attr)%s\n",
            GSHMEM_HAVE_PMIX ? ", pmix" : "  [pmix: not built: install libpmix-dev and rebuild]");
-    printf("  transports: p2p (NVLink/PCIe load/store)  [no remote transport: single node only]\n");
+    printf("  transports: p2p (NVLink/PCIe load/store)  [no remote transport yet: single node only]\n");
+    printf("  remote libraries found at build time: rdma-core verbs %s, mlx5dv %s, libfabric %s\n",
+           GSHMEM_HAVE_IBVERBS ? "yes" : "no (libibverbs-dev)",
+           GSHMEM_HAVE_MLX5DV ? "yes" : "no", GSHMEM_HAVE_LIBFABRIC ? "yes" : "no (libfabric-dev)");
     printf("Environment (GSHMEM_*: value, then meaning):\n");
     gshmemi_config c;
     gshmemi_config_load(&c);

@@ -92,8 +92,14 @@ GSHMEMI_DEV T gshmemi_wait(const T *ivar, int cmp, T value, const char *call) {
     gshmemi_deadline dl = {0, 0};
     double secs;
     for (;;) {
-        T cur = gshmemi_ld_acquire(ivar);
-        if (gshmemi_compare(cur, cmp, value)) return cur;
+        /* the polling loop itself carries no bookkeeping: load, compare, branch */
+        T cur;
+#pragma unroll 1
+        for (int k = 0; k < 256; k++) {
+            cur = gshmemi_ld_acquire(ivar);
+            if (gshmemi_compare(cur, cmp, value)) return cur;
+        }
+        dl.spin = 255;  /* one deadline check per 256 polls */
         if (dl.expired(&gshmemi_dstate, &secs))
             gshmemi_wait_expired(call, ivar, cmp, (unsigned long long)value,
                                  (unsigned long long)cur, secs);
