@@ -1,8 +1,11 @@
-/* Put/get bandwidth on 2 PEs, PE 0 to/from PE 1: sizes 1 KiB .. 256 MiB, 1, 8 and 132
- * blocks of 1024 threads (block-scope calls, each block its own slice). Each timed launch
- * moves `reps` transfers cycling over up to 64 size-sized slots of a 512 MiB region, so
- * gets are not served from cache. Data is checked once per size. Same method as
- * bench/nvshmem/nvshmem_p2p.cu. --csv FILE also writes the table. */
+/* Put/get bandwidth on 2 PEs, PE 0 to/from PE 1: sizes 1 KiB .. 256 MiB. Block scope: 1, 8
+ * and 132 blocks of 1024 threads, each block its own slice (put, get). Thread scope: 1, 8
+ * and 132 blocks of 32 threads, each thread its own putmem of a slice; warp scope: 1, 8 and
+ * 132 blocks of 1024 threads, each warp its own putmem_warp of a slice (thread and warp
+ * slices are rounded down to 16 bytes). Each timed launch moves `reps` transfers cycling
+ * over up to 64 size-sized slots of a 512 MiB region, so gets are not served from cache.
+ * Every column's data is checked once per size: the receiving slot is cleared first.
+ * --csv FILE also writes the table (columns in the order printed). */
 #include "shim.h"
 #include "common.h"
 
@@ -20,6 +23,31 @@ __global__ void get_bw(char *dst, const char *src, size_t n, int peer, int reps,
         bench_getmem_block(dst + o, src + o, chunk, peer);
     }
 }
+/* every thread (Warp false) or every warp (Warp true) puts its own `chunk`-byte slice */
+template <bool Warp>
+__global__ void put_bw_group(char *dst, const char *src, size_t chunk, int peer, int reps, size_t stride, int nslots) {
+    size_t slice = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / (Warp ? 32 : 1);
+    for (int r = 0; r < reps; r++) {
+        size_t o = (size_t)(r % nslots) * stride + slice * chunk;
+        if (Warp) bench_putmem_warp(dst + o, src + o, chunk, peer);
+        else bench_putmem(dst + o, src + o, chunk, peer);
+    }
+}
+
+enum Kind { PUT_BLOCK, GET_BLOCK, PUT_THREAD, PUT_WARP };
+struct Col {
+    const char *name;
+    Kind kind;
+    int blocks;
+};
+/* existing columns first, new ones at the end (the CSV keeps its column order) */
+static const Col cols[] = {
+    {"put1", PUT_BLOCK, 1},     {"put8", PUT_BLOCK, 8},       {"put132", PUT_BLOCK, 132},
+    {"get1", GET_BLOCK, 1},     {"get8", GET_BLOCK, 8},       {"get132", GET_BLOCK, 132},
+    {"putthr1", PUT_THREAD, 1}, {"putthr8", PUT_THREAD, 8},   {"putthr132", PUT_THREAD, 132},
+    {"putwarp1", PUT_WARP, 1},  {"putwarp8", PUT_WARP, 8},    {"putwarp132", PUT_WARP, 132},
+};
+#define NCOLS (int)(sizeof cols / sizeof cols[0])
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -31,7 +59,11 @@ int main(int argc, char **argv) {
     }
     FILE *csv = NULL;
     if (argc > 2 && !strcmp(argv[1], "--csv") && me == 0) csv = fopen(argv[2], "w");
-    if (csv) fprintf(csv, "size,put1,put8,put132,get1,get8,get132\n");
+    if (csv) {
+        fprintf(csv, "size");
+        for (const Col &c : cols) fprintf(csv, ",%s", c.name);
+        fprintf(csv, "\n");
+    }
     const size_t region = 512ull << 20;
     char *a = (char *)bench_malloc(region), *b = (char *)bench_malloc(region);
     bench_fill<<<264, 512>>>((unsigned char *)a, region, 100 + me);
@@ -39,51 +71,69 @@ int main(int argc, char **argv) {
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
-    if (me == 0) printf(BENCH_LIB " bandwidth GB/s\n%10s %9s %9s %9s %9s %9s %9s\n", "size", "put1", "put8", "put132", "get1", "get8", "get132");
-    int blocks[3] = {1, 8, 132};
+    if (me == 0) {
+        printf(BENCH_LIB " bandwidth GB/s (putN/getN: N blocks x 1024 threads, block scope; putthrN: N x 32 "
+               "threads, thread scope; putwarpN: N x 1024 threads, warp scope)\n%10s", "size");
+        for (const Col &c : cols) printf(" %10s", c.name);
+        printf("\n");
+    }
     for (size_t sz = 1024; sz <= (256ull << 20); sz *= 4) {
-        CK(cudaMemset(b, 0, sz));
-        CK(cudaDeviceSynchronize());
-        bench_barrier_all();
-        float r[6] = {0};
-        size_t checked_put = 0, checked_get = 0;
-        for (int op = 0; op < 2 && me == 0; op++)
-            for (int bi = 0; bi < 3; bi++) {
-                int nb = blocks[bi];
-                size_t n_eff = sz / nb * nb;
-                if (!n_eff) continue;
-                int nslots = (int)std::min<size_t>(region / sz, 64);
-                int reps = (int)std::max<size_t>(4, std::min<size_t>(1000, (256ull << 20) / sz));
+        float r[NCOLS] = {0};
+        int nslots = (int)std::min<size_t>(region / sz, 64);
+        for (int ci = 0; ci < NCOLS; ci++) {
+            const Col &c = cols[ci];
+            int nb = c.blocks;
+            /* block columns: n / nb bytes per block as before; thread and warp slices in 16 B */
+            bool group = c.kind == PUT_THREAD || c.kind == PUT_WARP;
+            size_t slices = group ? (size_t)nb * 32 : nb;
+            size_t chunk = group ? sz / slices / 16 * 16 : sz / nb;
+            size_t n_eff = chunk * slices;
+            if (!n_eff) continue;
+            /* thread and warp columns move at most 64 MiB a launch: a few threads are slow */
+            int reps = group ? (int)std::max<size_t>(1, std::min<size_t>(1000, (64ull << 20) / sz))
+                             : (int)std::max<size_t>(4, std::min<size_t>(1000, (256ull << 20) / sz));
+            int receiver = c.kind == GET_BLOCK ? 0 : 1;   /* whose b slot 0 gets the data */
+            CK(cudaMemset(b, 0, sz));
+            CK(cudaDeviceSynchronize());
+            bench_barrier_all();
+            if (me == 0) {
                 std::vector<float> t;
                 for (int trial = 0; trial < 6; trial++) {
                     CK(cudaEventRecord(e0));
-                    if (op == 0) put_bw<<<nb, 1024>>>(b, a, n_eff, peer, reps, sz, nslots);
-                    else get_bw<<<nb, 1024>>>(b, a, n_eff, peer, reps, sz, nslots);
+                    switch (c.kind) {
+                    case PUT_BLOCK: put_bw<<<nb, 1024>>>(b, a, n_eff, peer, reps, sz, nslots); break;
+                    case GET_BLOCK: get_bw<<<nb, 1024>>>(b, a, n_eff, peer, reps, sz, nslots); break;
+                    case PUT_THREAD: put_bw_group<false><<<nb, 32>>>(b, a, chunk, peer, reps, sz, nslots); break;
+                    case PUT_WARP: put_bw_group<true><<<nb, 1024>>>(b, a, chunk, peer, reps, sz, nslots); break;
+                    }
                     CK(cudaEventRecord(e1));
                     CK(cudaGetLastError());
                     float ms = elapsed_ms(e0, e1);
                     if (trial) t.push_back(ms);
                 }
-                r[op * 3 + bi] = (float)(n_eff * (double)reps / (median(t) * 1e-3) / 1e9);
-                if (op == 0) checked_put = std::max(checked_put, n_eff);
-                else checked_get = std::max(checked_get, n_eff);
+                r[ci] = (float)(n_eff * (double)reps / (median(t) * 1e-3) / 1e9);
             }
-        bench_barrier_all();
-        /* the 1-block runs covered all sz bytes of slot 0: PE 1's b holds PE 0's a (puts),
-         * PE 0's b holds PE 1's a (gets) */
-        (void)checked_put;
-        if (me == 1 || checked_get) {
-            unsigned long long bad = bench_check(b, sz, me == 1 ? 100 : 101);
-            if (bad) {
-                fprintf(stderr, "bandwidth: PE %d: %llu bad bytes after %s of %zu bytes\n", me, bad,
-                        me == 1 ? "puts" : "gets", sz);
-                return 1;
+            bench_barrier_all();
+            /* slot 0 of the receiver's b now holds the sender's a (seed 100 + sender) */
+            if (me == receiver) {
+                unsigned long long bad = bench_check(b, n_eff, 100 + peer);
+                if (bad) {
+                    fprintf(stderr, "bandwidth: PE %d: %llu bad bytes of %zu after %s at size %zu\n", me, bad,
+                            n_eff, c.name, sz);
+                    return 1;
+                }
             }
         }
         bench_barrier_all();
         if (me == 0) {
-            printf("%10zu %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", sz, r[0], r[1], r[2], r[3], r[4], r[5]);
-            if (csv) fprintf(csv, "%zu,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f\n", sz, r[0], r[1], r[2], r[3], r[4], r[5]);
+            printf("%10zu", sz);
+            for (int ci = 0; ci < NCOLS; ci++) printf(" %10.1f", r[ci]);
+            printf("\n");
+            if (csv) {
+                fprintf(csv, "%zu", sz);
+                for (int ci = 0; ci < NCOLS; ci++) fprintf(csv, ",%.2f", r[ci]);
+                fprintf(csv, "\n");
+            }
         }
     }
     if (csv) fclose(csv);

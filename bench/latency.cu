@@ -1,7 +1,9 @@
-/* Latency on 2 PEs: p ping-pong (one-way), g round trip (pointer chase), put + quiet + flag
- * ping-pong from 8 B to 1 MiB (block scope), device barrier_all (thread and block scope)
- * and barrier_all_on_stream. Same method as bench/nvshmem/nvshmem_p2p.cu: one kernel runs
- * all iterations, CUDA events around it, first trial dropped, median of 5. */
+/* Latency on 2 PEs: p ping-pong (one-way), g round trip (pointer chase), dependent
+ * long fetch_add round trip, put ping-pong from 8 B to 1 MiB (block scope) both as put +
+ * quiet + flag and as putmem_signal + signal_wait_until (and putmem_signal at thread scope
+ * for 8 B), device barrier_all (thread and block scope) and barrier_all_on_stream. One
+ * kernel runs all iterations, CUDA events around it, first trial dropped, median of 5;
+ * every result is checked after its trials (data, final signal and counter values). */
 #include "shim.h"
 #include "common.h"
 
@@ -44,6 +46,37 @@ __global__ void put_pingpong(char *buf, const char *src, size_t size, long *flag
     }
 }
 
+/* putmem_signal (SET, value = iteration) replaces the quiet + flag: the peer waits on the
+ * signal and answers the same way. Block: all threads call the block form; else one thread
+ * calls the thread form. */
+template <bool Block>
+__global__ void put_signal_pingpong(char *buf, const char *src, size_t size, uint64_t *sig, uint64_t start,
+                                    int iters, int peer) {
+    int me = bench_my_pe();
+    for (int i = 0; i < iters; i++) {
+        uint64_t v = start + i;
+        if (me == 1) {
+            if (threadIdx.x == 0) bench_signal_wait_until(sig, BENCH_CMP_EQ, v);
+            __syncthreads();
+        }
+        if (Block) bench_putmem_signal_block(buf, src, size, sig, v, BENCH_SIGNAL_SET, peer);
+        else bench_putmem_signal(buf, src, size, sig, v, BENCH_SIGNAL_SET, peer);
+        if (me == 0) {
+            if (threadIdx.x == 0) bench_signal_wait_until(sig, BENCH_CMP_EQ, v);
+            __syncthreads();
+        }
+    }
+}
+
+/* Dependent fetch_adds on the peer's word: each adds (r >> 62) + 1, always 1 for the small
+ * counts reached here but unknown to the compiler, so every call waits for the previous
+ * result (one round trip each). */
+__global__ void fadd_chase(long *word, int iters, int peer, long *out) {
+    long r = 0;
+    for (int i = 0; i < iters; i++) r = bench_long_atomic_fetch_add(word, (r >> 62) + 1, peer);
+    *out = r;
+}
+
 __global__ void barrier_loop(int iters, int block_scope) {
     for (int i = 0; i < iters; i++) {
         if (block_scope) bench_barrier_all_block();
@@ -79,6 +112,13 @@ int main(int argc, char **argv) {
         if (trial) t.push_back(ms * 1000.f / (2 * iters));
     }
     float p_us = median(t);
+    bench_barrier_all();
+    long f_end = 0;
+    CK(cudaMemcpy(&f_end, flag, sizeof f_end, cudaMemcpyDeviceToHost));
+    if (f_end != seq - 1) {
+        fprintf(stderr, "latency: PE %d: flag is %ld after the p ping-pong, expected %ld\n", me, f_end, seq - 1);
+        return 1;
+    }
 
     const int chase_n = 1 << 16;
     long *next = (long *)bench_malloc(chase_n * sizeof(long));
@@ -104,26 +144,64 @@ int main(int argc, char **argv) {
         if (got != want) { fprintf(stderr, "latency: g chase ended at %ld, expected %ld\n", got, want); return 1; }
     }
     float g_us = median(t);
+
+    /* fetch_add round trip: PE 0 adds to PE 1's counter, which starts at 0 */
+    const int fadd_n = 5000;
+    long *counter = (long *)bench_calloc(1, sizeof(long));
+    bench_barrier_all();
+    t.clear();
+    if (me == 0) {
+        for (int trial = 0; trial < 6; trial++) {
+            CK(cudaEventRecord(e0));
+            fadd_chase<<<1, 1>>>(counter, fadd_n, peer, out);
+            CK(cudaEventRecord(e1));
+            CK(cudaGetLastError());
+            float ms = elapsed_ms(e0, e1);
+            if (trial) t.push_back(ms * 1000.f / fadd_n);
+            long got;
+            CK(cudaMemcpy(&got, out, sizeof got, cudaMemcpyDeviceToHost));
+            if (got != (trial + 1L) * fadd_n - 1) {
+                fprintf(stderr, "latency: fetch_add chase %d returned %ld, expected %ld\n", trial, got,
+                        (trial + 1L) * fadd_n - 1);
+                return 1;
+            }
+        }
+    }
+    float fadd_us = median(t);
+    bench_barrier_all();
+    if (me == 1) {
+        long got;
+        CK(cudaMemcpy(&got, counter, sizeof got, cudaMemcpyDeviceToHost));
+        if (got != 6L * fadd_n) {
+            fprintf(stderr, "latency: PE 1: counter is %ld after 6 x %d fetch_adds\n", got, fadd_n);
+            return 1;
+        }
+    }
     bench_barrier_all();
     if (me == 0) {
         printf(BENCH_LIB " p ping-pong one-way: %.3f us (median of 5 x %d round trips)\n", p_us, iters);
         printf(BENCH_LIB " g round trip: %.3f us\n", g_us);
+        printf(BENCH_LIB " long atomic_fetch_add round trip: %.3f us (dependent chain)\n", fadd_us);
     }
 
-    /* put + quiet + flag ping-pong */
+    /* put ping-pongs: put + quiet + flag, then putmem_signal; `buf` is cleared before each
+     * run and must hold the peer's data after it, the signal the last iteration number */
     const size_t maxsz = 1 << 20;
     char *buf = (char *)bench_malloc(maxsz), *src;
+    uint64_t *sig = (uint64_t *)bench_calloc(1, sizeof(uint64_t));
     CK(cudaMalloc(&src, maxsz));
     bench_fill<<<64, 256>>>((unsigned char *)src, maxsz, 11 + me);
     CK(cudaDeviceSynchronize());
-    if (me == 0) printf("%-10s %14s\n", "size", "put+signal one-way us");
-    for (size_t sz = 8; sz <= maxsz; sz *= 4) {
-        int it = sz <= 65536 ? 2000 : 500;
+    auto put_run = [&](int kind, size_t sz, int it, int threads) -> float {
+        CK(cudaMemset(buf, 0, sz));
+        CK(cudaDeviceSynchronize());
         t.clear();
         for (int trial = 0; trial < 6; trial++) {
             bench_barrier_all();
             CK(cudaEventRecord(e0));
-            put_pingpong<<<1, 512>>>(buf, src, sz, flag, seq, it, peer);
+            if (kind == 0) put_pingpong<<<1, threads>>>(buf, src, sz, flag, seq, it, peer);
+            else if (threads > 1) put_signal_pingpong<true><<<1, threads>>>(buf, src, sz, sig, seq, it, peer);
+            else put_signal_pingpong<false><<<1, 1>>>(buf, src, sz, sig, seq, it, peer);
             CK(cudaEventRecord(e1));
             CK(cudaGetLastError());
             float ms = elapsed_ms(e0, e1);
@@ -131,11 +209,35 @@ int main(int argc, char **argv) {
             if (trial) t.push_back(ms * 1000.f / (2 * it));
         }
         bench_barrier_all();
+        const char *what = kind ? "put_signal" : "put+quiet+flag";
         unsigned long long bad = bench_check(buf, sz, 11 + peer);   /* holds the peer's data */
-        if (bad) { fprintf(stderr, "latency: PE %d: %llu bad bytes after put ping-pong of %zu\n", me, bad, sz); return 1; }
+        if (bad) {
+            fprintf(stderr, "latency: PE %d: %llu bad bytes after %s ping-pong of %zu\n", me, bad, what, sz);
+            exit(1);
+        }
+        long f_got = 0;   /* the flag or the signal word: the last iteration's value */
+        CK(cudaMemcpy(&f_got, kind ? (void *)sig : (void *)flag, sizeof f_got, cudaMemcpyDeviceToHost));
+        if (f_got != seq - 1) {
+            fprintf(stderr, "latency: PE %d: %s is %ld after %s ping-pong of %zu, expected %ld\n", me,
+                    kind ? "signal" : "flag", f_got, what, sz, seq - 1);
+            exit(1);
+        }
+        return median(t);
+    };
+    if (me == 0)
+        printf("put ping-pong one-way us, block of 512 threads: put+quiet+flag = putmem_block, quiet, p(flag), "
+               "wait; put_signal = putmem_signal_block (SET), signal_wait_until\n%-10s %16s %16s\n",
+               "size", "put+quiet+flag", "put_signal");
+    for (size_t sz = 8;; sz = std::min(sz * 4, maxsz)) {   /* 8 B, 32 B, ... 512 KiB, 1 MiB */
+        int it = sz <= 65536 ? 2000 : 500;
+        float flag_us = put_run(0, sz, it, 512);
+        float sig_us = put_run(1, sz, it, 512);
         char s[32];
-        if (me == 0) printf("%-10s %14.3f\n", fmt_size(sz, s), median(t));
+        if (me == 0) printf("%-10s %16.3f %16.3f\n", fmt_size(sz, s), flag_us, sig_us);
+        if (sz == maxsz) break;
     }
+    float sig1_us = put_run(1, 8, 2000, 1);
+    if (me == 0) printf(BENCH_LIB " put_signal one-way 8B (thread): %.3f us\n", sig1_us);
 
     /* barriers */
     const char *names[2] = {"device barrier_all (thread)", "device barrier_all (block)"};

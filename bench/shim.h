@@ -25,8 +25,22 @@
 #define bench_long_p nvshmem_long_p
 #define bench_long_g nvshmem_long_g
 #define bench_long_wait_eq(ivar, v) nvshmem_long_wait_until(ivar, NVSHMEM_CMP_EQ, v)
+#define bench_putmem nvshmem_putmem
+#define bench_putmem_warp nvshmemx_putmem_warp
 #define bench_putmem_block nvshmemx_putmem_block
 #define bench_getmem_block nvshmemx_getmem_block
+#define bench_quiet nvshmem_quiet
+/* signals: uint64_t words, set or add */
+#define BENCH_SIGNAL_SET NVSHMEM_SIGNAL_SET
+#define BENCH_SIGNAL_ADD NVSHMEM_SIGNAL_ADD
+#define BENCH_CMP_EQ NVSHMEM_CMP_EQ
+#define BENCH_CMP_GE NVSHMEM_CMP_GE
+#define bench_putmem_signal nvshmem_putmem_signal
+#define bench_putmem_signal_block nvshmemx_putmem_signal_block
+#define bench_signal_wait_until nvshmem_signal_wait_until
+/* atomics */
+#define bench_long_atomic_fetch_add nvshmem_long_atomic_fetch_add
+#define bench_long_atomic_add nvshmem_long_atomic_add
 /* NVSHMEM has no block-scope quiet: gather the block, one thread quiets */
 __device__ static inline void bench_quiet_block(void) {
     __syncthreads();
@@ -79,8 +93,20 @@ static inline void bench_init(void) {
 #define bench_long_p gshmem_long_p
 #define bench_long_g gshmem_long_g
 #define bench_long_wait_eq(ivar, v) gshmem_long_wait_until(ivar, GSHMEM_CMP_EQ, v)
+#define bench_putmem gshmem_putmem
+#define bench_putmem_warp gshmemx_putmem_warp
 #define bench_putmem_block gshmemx_putmem_block
 #define bench_getmem_block gshmemx_getmem_block
+#define bench_quiet gshmem_quiet
+#define BENCH_SIGNAL_SET GSHMEM_SIGNAL_SET
+#define BENCH_SIGNAL_ADD GSHMEM_SIGNAL_ADD
+#define BENCH_CMP_EQ GSHMEM_CMP_EQ
+#define BENCH_CMP_GE GSHMEM_CMP_GE
+#define bench_putmem_signal gshmem_putmem_signal
+#define bench_putmem_signal_block gshmemx_putmem_signal_block
+#define bench_signal_wait_until gshmem_signal_wait_until
+#define bench_long_atomic_fetch_add gshmem_long_atomic_fetch_add
+#define bench_long_atomic_add gshmem_long_atomic_add
 #define bench_quiet_block gshmemx_quiet_block
 #define bench_init gshmem_init
 #endif

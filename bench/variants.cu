@@ -124,7 +124,8 @@ __global__ void bw(char *dst, const char *src, size_t n, int peer, int reps) {
 }
 
 /* small block puts cycling over 64 slots (bench/bandwidth's pattern): V 0 library
- * putmem_block, 1 raw int4 loop + __syncthreads through gshmem_ptr */
+ * putmem_block, 1 raw int4 loop + __syncthreads through gshmem_ptr, 2 the same without the
+ * barrier, 3 loads then barrier then stores (when each thread has <= 4 vectors) */
 template <int V>
 __global__ void bw_small(char *dst, const char *src, size_t n, int peer, int reps, size_t stride) {
     size_t chunk = n / gridDim.x;
@@ -134,8 +135,19 @@ __global__ void bw_small(char *dst, const char *src, size_t n, int peer, int rep
         else {
             int4 *d = (int4 *)gshmem_ptr(dst + o, peer);
             const int4 *s = (const int4 *)(src + o);
-            for (size_t i = threadIdx.x; i < chunk / 16; i += blockDim.x) d[i] = s[i];
-            __syncthreads();
+            size_t nv = chunk / 16;
+            if (V == 3 && nv <= 4 * blockDim.x) {
+                /* loads, then the block barrier (source reusable), then the stores */
+                int4 r[4];
+                unsigned k = 0;
+                for (size_t i = threadIdx.x; i < nv; i += blockDim.x) r[k++] = s[i];
+                __syncthreads();
+                k = 0;
+                for (size_t i = threadIdx.x; i < nv; i += blockDim.x) d[i] = r[k++];
+                continue;
+            }
+            for (size_t i = threadIdx.x; i < nv; i += blockDim.x) d[i] = s[i];
+            if (V != 2) __syncthreads();
         }
     }
 }
@@ -258,19 +270,21 @@ int main(void) {
     if (me == 0)
         for (size_t sz : {64ull << 10, 256ull << 10, 1ull << 20})
             for (int nb : {1, 8, 132})
-                for (int v = 0; v < 2; v++) {
+                for (int v = 0; v < 4; v++) {
                     std::vector<float> t;
                     size_t ne = sz / (nb * 16) * (nb * 16);
                     for (int trial = 0; trial < 6; trial++) {
                         CK(cudaEventRecord(e0));
                         if (v == 0) bw_small<0><<<nb, 1024>>>(b, a, ne, peer, 1000, sz);
-                        else bw_small<1><<<nb, 1024>>>(b, a, ne, peer, 1000, sz);
+                        else if (v == 1) bw_small<1><<<nb, 1024>>>(b, a, ne, peer, 1000, sz);
+                        else if (v == 2) bw_small<2><<<nb, 1024>>>(b, a, ne, peer, 1000, sz);
+                        else bw_small<3><<<nb, 1024>>>(b, a, ne, peer, 1000, sz);
                         CK(cudaEventRecord(e1));
                         CK(cudaGetLastError());
                         float ms = elapsed_ms(e0, e1);
                         if (trial) t.push_back(ms);
                     }
-                    printf("put %7zu B x1000 %-22s %3d blocks: %.1f GB/s\n", sz, v ? "raw loop+syncthreads" : "library putmem_block", nb, ne * 1000.0 / (median(t) * 1e-3) / 1e9);
+                    printf("put %7zu B x1000 %-22s %3d blocks: %.1f GB/s\n", sz, v == 0 ? "library putmem_block" : v == 1 ? "raw loop+syncthreads" : v == 2 ? "raw loop, no barrier" : "raw load,barrier,store", nb, ne * 1000.0 / (median(t) * 1e-3) / 1e9);
                 }
     gshmem_barrier_all();
     gshmem_finalize();
