@@ -61,9 +61,10 @@ struct mismatch {
 };
 
 /* p[i] for i in [0, n) must equal pattern(seed, pe, first + i); the `guard` bytes before
- * and after must still hold `poison`. */
-__global__ void verify_pattern(const uint8_t *p, size_t n, uint64_t seed, int pe, uint64_t first,
-                               size_t guard, uint8_t poison, mismatch *m) {
+ * and after must still hold `poison`. Every thread of the grid takes a share; callable from
+ * any kernel (e.g. right after a wait, to check what a signal or flag published). */
+static __device__ void verify_range(const uint8_t *p, size_t n, uint64_t seed, int pe, uint64_t first,
+                                    size_t guard, uint8_t poison, mismatch *m) {
     size_t total = n + 2 * guard;
     for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < total; k += (size_t)gridDim.x * blockDim.x) {
         const uint8_t *q = p - guard + k;
@@ -75,6 +76,11 @@ __global__ void verify_pattern(const uint8_t *p, size_t n, uint64_t seed, int pe
             if (idx < old) { m->expected = want; m->actual = *q; }
         }
     }
+}
+
+__global__ void verify_pattern(const uint8_t *p, size_t n, uint64_t seed, int pe, uint64_t first,
+                               size_t guard, uint8_t poison, mismatch *m) {
+    verify_range(p, n, seed, pe, first, guard, poison, m);
 }
 
 /* Returns the mismatch record of a check (synchronizes). */
@@ -115,6 +121,17 @@ static inline uint64_t agree_seed(void) {
     CK(cudaMemcpy(&v, sym, sizeof v, cudaMemcpyDeviceToHost));
     return v;
 }
+
+/* Host-side checks over many values: counts the bad ones and keeps the first, so one EXPECT
+ * reports the index, the expected and the actual value. */
+struct first_bad {
+    size_t count, index;
+    unsigned long long expected, actual;
+    first_bad() : count(0), index(0), expected(0), actual(0) {}
+    void note(size_t i, unsigned long long want, unsigned long long got) {
+        if (!count++) { index = i; expected = want; actual = got; }
+    }
+};
 
 /* xorshift for test parameters (offsets, sizes), identical on all PEs given the seed */
 static inline uint64_t rng_next(uint64_t *s) {

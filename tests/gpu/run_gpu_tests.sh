@@ -45,10 +45,13 @@ expect_fail() {
 }
 
 echo "== GPU tests on $N PEs ($NGPU GPUs) =="
-for t in test_heap test_rma test_sync test_host; do
+for t in test_heap test_rma test_sync test_host test_amo test_signal test_wait test_strided; do
   run "$t" 300 "$RUN" -n "$N" -t 280 "$B/tests/gpu/$t"
 done
 run ring_gshmrun 60 "$RUN" -n "$N" -t 50 "$B/examples/ring"
+run litmus 150 "$RUN" -n 2 -t 140 "$B/tests/gpu/test_litmus"
+# the litmus checks can fail: broken protocols (no acquire, no fence) must be caught (exit 3)
+expect_fail litmus_negative 150 'NEGATIVE CONTROL DETECTED' "$RUN" -n 2 -t 140 "$B/tests/gpu/test_litmus" --negative
 if command -v mpirun >/dev/null && [ -f "$B/.pmix_built" ]; then
   run ring_mpirun 60 mpirun --allow-run-as-root --oversubscribe -np "$N" \
       -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS -x TORCH_SYMM_MEM_DISABLE_MULTICAST "$B/examples/ring"
@@ -75,6 +78,8 @@ if command -v compute-sanitizer >/dev/null && [ -z "${SKIP_SANITIZER:-}" ]; then
   run memcheck_sync 400 "$RUN" -n 2 -t 390 $CS --tool memcheck "$B/tests/gpu/test_sync"
   run memcheck_host 400 "$RUN" -n 2 -t 390 $CS --tool memcheck "$B/tests/gpu/test_host"
   run racecheck_heap 400 "$RUN" -n 2 -t 390 $CS --tool racecheck "$B/tests/gpu/test_heap"
+  run memcheck_amo 400 "$RUN" -n 2 -t 390 $CS --tool memcheck "$B/tests/gpu/test_amo"
+  run racecheck_signal 400 "$RUN" -n 2 -t 390 $CS --tool racecheck "$B/tests/gpu/test_signal"
 fi
 
 echo

@@ -36,7 +36,9 @@ __global__ void rma_kernel(uint8_t *dst, const uint8_t *src, size_t n, int pe) {
 
 template <int S, bool PUT, bool NBI>
 static void launch(uint8_t *dst, const uint8_t *src, size_t n, int pe, int blocks) {
-    rma_kernel<S, PUT, NBI><<<blocks, S == BLOCK ? 512 : 32>>>(dst, src, n, pe);
+    /* 1024-thread blocks: the block-scope calls must leave room to launch the largest block */
+    rma_kernel<S, PUT, NBI><<<blocks, S == BLOCK ? 1024 : 32>>>(dst, src, n, pe);
+    CK(cudaGetLastError());
 }
 
 static void run_one(uint8_t *a, uint8_t *b, size_t n, int s, bool put, bool nbi, int blocks,
