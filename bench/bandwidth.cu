@@ -1,5 +1,7 @@
 /* Put/get bandwidth on 2 PEs, PE 0 to/from PE 1: sizes 1 KiB .. 256 MiB. Block scope: 1, 8
- * and 132 blocks of 1024 threads, each block its own slice (put, get). Thread scope: 1, 8
+ * and 132 blocks of 1024 threads, each block its own slice, non-blocking block puts/gets
+ * (putmem_nbi_block / getmem_nbi_block) completed by one quiet at the end of the launch, the
+ * way NVSHMEM's own put/get bandwidth tests measure. Thread scope: 1, 8
  * and 132 blocks of 32 threads, each thread its own putmem of a slice; warp scope: 1, 8 and
  * 132 blocks of 1024 threads, each warp its own putmem_warp of a slice (thread and warp
  * slices are rounded down to 16 bytes). Each timed launch moves `reps` transfers cycling
@@ -13,15 +15,17 @@ __global__ void put_bw(char *dst, const char *src, size_t n, int peer, int reps,
     size_t chunk = n / gridDim.x;
     for (int r = 0; r < reps; r++) {
         size_t o = (size_t)(r % nslots) * stride + blockIdx.x * chunk;
-        bench_putmem_block(dst + o, src + o, chunk, peer);
+        bench_putmem_nbi_block(dst + o, src + o, chunk, peer);
     }
+    bench_quiet_block();
 }
 __global__ void get_bw(char *dst, const char *src, size_t n, int peer, int reps, size_t stride, int nslots) {
     size_t chunk = n / gridDim.x;
     for (int r = 0; r < reps; r++) {
         size_t o = (size_t)(r % nslots) * stride + blockIdx.x * chunk;
-        bench_getmem_block(dst + o, src + o, chunk, peer);
+        bench_getmem_nbi_block(dst + o, src + o, chunk, peer);
     }
+    bench_quiet_block();
 }
 /* every thread (Warp false) or every warp (Warp true) puts its own `chunk`-byte slice */
 template <bool Warp>

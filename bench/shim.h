@@ -29,6 +29,8 @@
 #define bench_putmem_warp nvshmemx_putmem_warp
 #define bench_putmem_block nvshmemx_putmem_block
 #define bench_getmem_block nvshmemx_getmem_block
+#define bench_putmem_nbi_block nvshmemx_putmem_nbi_block
+#define bench_getmem_nbi_block nvshmemx_getmem_nbi_block
 #define bench_quiet nvshmem_quiet
 /* signals: uint64_t words, set or add */
 #define BENCH_SIGNAL_SET NVSHMEM_SIGNAL_SET
@@ -97,6 +99,8 @@ static inline void bench_init(void) {
 #define bench_putmem_warp gshmemx_putmem_warp
 #define bench_putmem_block gshmemx_putmem_block
 #define bench_getmem_block gshmemx_getmem_block
+#define bench_putmem_nbi_block gshmemx_putmem_nbi_block
+#define bench_getmem_nbi_block gshmemx_getmem_nbi_block
 #define bench_quiet gshmem_quiet
 #define BENCH_SIGNAL_SET GSHMEM_SIGNAL_SET
 #define BENCH_SIGNAL_ADD GSHMEM_SIGNAL_ADD

@@ -72,6 +72,11 @@ GSHMEMI_DEV void gshmemi_copy_group(void *dst, const void *src, size_t n, unsign
                                     unsigned size) {
     char *d = (char *)dst;
     const char *s = (const char *)src;
+    /* at most one aligned vector per thread (a small block put): no loop, no head or tail */
+    if ((((uintptr_t)d | (uintptr_t)s | n) & 15) == 0 && n <= (size_t)size * 16) {
+        if (rank < (unsigned)(n >> 4)) ((int4 *)d)[rank] = gshmemi_load<R>((const int4 *)s + rank);
+        return;
+    }
     uintptr_t rel = ((uintptr_t)d ^ (uintptr_t)s);
     if ((rel & 15) == 0) gshmemi_copy_aligned<R, int4>(d, s, n, rank, size);
     else if ((rel & 7) == 0) gshmemi_copy_aligned<R, uint64_t>(d, s, n, rank, size);
