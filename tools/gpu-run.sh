@@ -44,6 +44,16 @@ fi
 if [ "$what" = all ] || [ "$what" = bench ]; then
   echo "== benchmarks =="
   R="$B/tools/gshmrun -n 2"
+  # NVSHMEM's -rdc builds are slow: start them now (CPU only) and run gshmem meanwhile
+  NV=$(python3 -c "import nvidia.nvshmem as m; print(list(m.__path__)[0])" 2>/dev/null)
+  nvb=(latency bandwidth atomics)
+  if [ -n "$NV" ] && [ -f "$NV/include/nvshmem.h" ]; then
+    for b in "${nvb[@]}"; do   # no stale binary survives a failed build
+      rm -f $B/nv_$b
+      timeout 300 nvcc -std=c++17 -O3 -rdc=true -arch=sm_90 -DBENCH_NVSHMEM -I"$NV/include" bench/$b.cu \
+        -o $B/nv_$b -L"$NV/lib" -l:libnvshmem_host.so.3 -lnvshmem_device -lcuda >"$OUT/nvshmem-build-$b.log" 2>&1 &
+    done
+  fi
   timeout 60 $R -t 50 $B/bench/init 2>&1 | tee "$OUT/init.log"
   timeout 200 $R -t 190 $B/bench/latency 2>&1 | tee "$OUT/latency-gshmem.log"
   # the same run without the device-wait deadline: bench_compare.py prints what it costs
@@ -51,16 +61,8 @@ if [ "$what" = all ] || [ "$what" = bench ]; then
     || tail -5 "$OUT/latency-gshmem-nodeadline.log"
   timeout 300 $R -t 290 $B/bench/bandwidth --csv "$OUT/bandwidth-gshmem.csv" 2>&1 | tee "$OUT/bandwidth.log"
   timeout 120 $R -t 110 $B/bench/atomics 2>&1 | tee "$OUT/atomics-gshmem.log"
-  timeout 100 $R -t 90 $B/bench/variants 2>&1 | tee "$OUT/variants.log"
   echo "== incumbent: NVSHMEM (same GPUs, same run, same benchmark sources) =="
-  NV=$(python3 -c "import nvidia.nvshmem as m; print(list(m.__path__)[0])" 2>/dev/null)
   if [ -n "$NV" ] && [ -f "$NV/include/nvshmem.h" ]; then
-    nvb=(latency bandwidth atomics)
-    for b in "${nvb[@]}"; do   # -rdc builds are slow: all at once; no stale binary survives a failure
-      rm -f $B/nv_$b
-      timeout 300 nvcc -std=c++17 -O3 -rdc=true -arch=sm_90 -DBENCH_NVSHMEM -I"$NV/include" bench/$b.cu \
-        -o $B/nv_$b -L"$NV/lib" -l:libnvshmem_host.so.3 -lnvshmem_device -lcuda >"$OUT/nvshmem-build-$b.log" 2>&1 &
-    done
     wait
     for b in "${nvb[@]}"; do [ -x $B/nv_$b ] || { echo "nv_$b did not build:"; tail -5 "$OUT/nvshmem-build-$b.log"; }; done
     export LD_LIBRARY_PATH="$NV/lib:${LD_LIBRARY_PATH:-}"
