@@ -43,6 +43,20 @@
 /* atomics */
 #define bench_long_atomic_fetch_add nvshmem_long_atomic_fetch_add
 #define bench_long_atomic_add nvshmem_long_atomic_add
+/* collectives on a stream (bench/collectives.cu), float data, team argument first */
+#define BENCH_TEAM_WORLD NVSHMEM_TEAM_WORLD
+#define bench_float_sum_reduce_on_stream nvshmemx_float_sum_reduce_on_stream
+#define bench_float_broadcast_on_stream nvshmemx_float_broadcast_on_stream
+#define bench_float_fcollect_on_stream nvshmemx_float_fcollect_on_stream
+#define bench_float_alltoall_on_stream nvshmemx_float_alltoall_on_stream
+#define bench_float_sum_reducescatter_on_stream nvshmemx_float_sum_reducescatter_on_stream
+/* nvshmem_global_exit can hang under the unique-id bootstrap; gshmrun ends the other PEs
+ * once one exits non-zero */
+static inline void bench_global_exit(int status) {
+    fflush(stdout);
+    fflush(stderr);
+    _exit(status);
+}
 /* NVSHMEM has no block-scope quiet: gather the block, one thread quiets */
 __device__ static inline void bench_quiet_block(void) {
     __syncthreads();
@@ -113,6 +127,13 @@ static inline void bench_init(void) {
 #define bench_long_atomic_add gshmem_long_atomic_add
 #define bench_quiet_block gshmemx_quiet_block
 #define bench_init gshmem_init
+#define BENCH_TEAM_WORLD GSHMEM_TEAM_WORLD
+#define bench_float_sum_reduce_on_stream gshmemx_float_sum_reduce_on_stream
+#define bench_float_broadcast_on_stream gshmemx_float_broadcast_on_stream
+#define bench_float_fcollect_on_stream gshmemx_float_fcollect_on_stream
+#define bench_float_alltoall_on_stream gshmemx_float_alltoall_on_stream
+#define bench_float_sum_reducescatter_on_stream gshmemx_float_sum_reducescatter_on_stream
+#define bench_global_exit gshmem_global_exit
 #endif
 
 #endif

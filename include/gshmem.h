@@ -78,6 +78,8 @@ void gshmemi_host_pe_quiet(const int *target_pes, size_t npes);
 #include "gshmem/device/sync.h"
 #include "gshmem/device/amo.h"
 #include "gshmem/device/signal.h"
+#include "gshmem/device/team.h"
+#include "gshmem/device/coll.h"
 #define GSHMEMI_HD static __host__ __device__ __forceinline__
 #ifdef __CUDA_ARCH__
 #define GSHMEMI_PICK(dev, host) dev
@@ -421,5 +423,7 @@ GSHMEM_P2P_SYNC_TYPES(GSHMEMI_HD_WAIT)
 GSHMEMI_HD void gshmem_pe_quiet(const int *target_pes, size_t npes) {
     GSHMEMI_PICK(gshmemi_dev_pe_quiet(target_pes, npes), gshmemi_host_pe_quiet(target_pes, npes));
 }
+
+#include "gshmem/coll_api.h"
 
 #endif

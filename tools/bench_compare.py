@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
-"""Prints gshmem beside the incumbent from one run's logs, with ratios, and writes every
-metric to OUTDIR/summary.csv and OUTDIR/summary.json (lib, family, metric, size, value, unit).
-Reads what is there of:
+"""Prints gshmem beside the incumbents from one run's logs, with ratios, and writes every
+metric to OUTDIR/summary.csv and OUTDIR/summary.json (lib, family, metric, size, value, unit,
+npes). Reads what is there of:
   latency-<lib>.log      "<lib> <metric>: <value> us" lines, and tables of one-way us: a
                          header "size <col> <col>..." then rows "<size> <value> <value>..."
   latency-gshmem-nodeadline.log   the same gshmem run with GSHMEM_WAIT_TIMEOUT=0
   bandwidth-<lib>.csv    size,<col>,<col>... in GB/s
   atomics-<lib>.log      "<lib> <metric>: <value> Mops/s" lines
+  collectives-<build>.csv  lib,family,npes,bytes,us,GBps rows of bench/collectives (the gshmem
+                         build also holds NCCL's rows): families allreduce, broadcast, fcollect,
+                         alltoall, reducescatter, barrier, allreduce_graph
 Ratios are gshmem / incumbent: < 1 is better for times (us), > 1 for rates (GB/s, Mops/s).
-usage: bench_compare.py OUTDIR"""
+usage: bench_compare.py OUTDIR
+       bench_compare.py --plots OUTDIR [SUMMARY]   PNG charts (matplotlib) from OUTDIR/summary.json
+                         (or SUMMARY: a summary.json/.csv), written to OUTDIR; needs no logs"""
 import csv
+import glob
 import json
 import math
 import os
@@ -17,6 +23,19 @@ import re
 import sys
 
 LIBS = ["gshmem", "nvshmem"]
+INCUMBENTS = ["nvshmem", "nccl"]
+COLL_FAMILIES = ["allreduce", "broadcast", "fcollect", "alltoall", "reducescatter", "barrier",
+                 "allreduce_graph"]
+COLL_TITLES = {
+    "allreduce": "allreduce, float sum (size = the vector; NCCL ncclAllReduce)",
+    "broadcast": "broadcast, root 0 (size = the vector; NCCL ncclBroadcast)",
+    "fcollect": "fcollect (size = each PE's part; NCCL ncclAllGather)",
+    "alltoall": "alltoall (size = block per PE; NCCL ncclAlltoAll)",
+    "reducescatter": "reducescatter, float sum (size = each PE's result; NCCL ncclReduceScatter)",
+    "barrier": "barrier_all_on_stream",
+    "allreduce_graph": "allreduce in a CUDA graph of 100 calls (per call)",
+}
+FIELDS = ["lib", "family", "metric", "size", "value", "unit", "npes"]
 PREFIX = r"^(?:\[\d+\] )?"   # gshmrun's "[rank] " unless --no-prefix
 LINE = re.compile(PREFIX + r"(gshmem|nvshmem) (.+?): ([0-9.]+) (us|Mops/s|GB/s|s)\b")
 HEADER = re.compile(PREFIX + r"size((?: +\S+)+)\s*$")
@@ -32,8 +51,9 @@ def fmt_size(n):
     return f"{n}B"
 
 
-def rec(lib, family, metric, size, value, unit):
-    return {"lib": lib, "family": family, "metric": metric, "size": size, "value": value, "unit": unit}
+def rec(lib, family, metric, size, value, unit, npes=None):
+    return {"lib": lib, "family": family, "metric": metric, "size": size, "value": value, "unit": unit,
+            "npes": npes}
 
 
 def parse_log(path, lib, family):
@@ -64,6 +84,17 @@ def parse_csv(path, lib, family, unit):
         for c, v in row.items():
             if float(v) > 0:   # 0: not measured (the size does not split into the slices)
                 out.append(rec(lib, family, c, size, float(v), unit))
+    return out
+
+
+def parse_collectives(path):
+    """us per call and bus GB/s of each (lib, family, size) row"""
+    out = []
+    for row in csv.DictReader(open(path)):
+        lib, fam, npes, size = row["lib"], row["family"], int(row["npes"]), int(row["bytes"])
+        out.append(rec(lib, fam, "us per call", size, float(row["us"]), "us", npes))
+        if float(row["GBps"]) > 0:
+            out.append(rec(lib, fam, "bus bandwidth", size, float(row["GBps"]), "GB/s", npes))
     return out
 
 
@@ -130,6 +161,145 @@ def print_bandwidth(recs, header):
             print(f"{s:>10d} " + " ".join(f"{c:>20s}" for c in cells))
 
 
+def print_collectives(recs):
+    """one table per family: size, us (and bus GB/s) of each library, gshmem / incumbent of us"""
+    for fam in COLL_FAMILIES:
+        rs = [r for r in recs if r["family"] == fam]
+        if not rs:
+            continue
+        libs = [l for l in ["gshmem"] + INCUMBENTS if any(r["lib"] == l for r in rs)]
+        npes = sorted({r["npes"] for r in rs})
+        for n in npes:
+            t = {(r["lib"], r["size"]): r["value"] for r in rs if r["npes"] == n and r["unit"] == "us"}
+            bw = {(r["lib"], r["size"]): r["value"] for r in rs if r["npes"] == n and r["unit"] == "GB/s"}
+            sizes = sorted({s for (_, s) in t})
+            inc = [l for l in libs if l != "gshmem"]
+            print(f"\n{COLL_TITLES.get(fam, fam)}, {n} PEs: us per call (bus GB/s); ratio = gshmem / incumbent us")
+            print(f"{'size':>10s} " + " ".join(f"{l:>20s}" for l in libs) +
+                  "".join(f" {'/' + l:>9s}" for l in inc if "gshmem" in libs))
+            for sz in sizes:
+                cells = []
+                for l in libs:
+                    v, b = t.get((l, sz), NAN), bw.get((l, sz))
+                    cells.append(f"{v:9.2f} ({b:8.2f})" if b is not None else f"{v:9.2f} {'':10s}")
+                ratios = "".join(f" {ratio(t.get(('gshmem', sz), NAN), t.get((l, sz), NAN)):9.2f}"
+                                 for l in inc if "gshmem" in libs)
+                print(f"{fmt_size(sz) if fam != 'barrier' else '-':>10s} " + " ".join(f"{c:>20s}" for c in cells) + ratios)
+
+
+def load_summary(path):
+    if path.endswith(".json"):
+        recs = json.load(open(path))
+    else:
+        recs = []
+        for r in csv.DictReader(open(path)):
+            r["size"] = int(r["size"]) if r.get("size") not in (None, "", "None") else None
+            r["npes"] = int(r["npes"]) if r.get("npes") not in (None, "", "None") else None
+            r["value"] = float(r["value"])
+            recs.append(r)
+    return recs
+
+
+STYLE = {"gshmem": dict(color="tab:blue", marker="o"), "nvshmem": dict(color="tab:green", marker="s"),
+         "nccl": dict(color="tab:red", marker="^")}
+
+
+def plots(outdir, src=None):
+    """PNG charts from a summary: per collective family us and bus GB/s vs size (every library on
+    one chart), put/get bandwidth and sized latency of gshmem beside NVSHMEM. Log axes."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not available: no plots (pip install matplotlib, then run --plots again)")
+        return []
+    if src is None:
+        src = next((p for p in (os.path.join(outdir, "summary.json"), os.path.join(outdir, "summary.csv"))
+                    if os.path.exists(p)), None)
+    if not src:
+        print(f"no summary.json/summary.csv in {outdir}: run bench_compare.py {outdir} first")
+        return []
+    recs = load_summary(src)
+    os.makedirs(outdir, exist_ok=True)
+    written = []
+
+    def save(fig, name):
+        p = os.path.join(outdir, name)
+        fig.savefig(p, dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        written.append(p)
+
+    for fam in COLL_FAMILIES:
+        rs = [r for r in recs if r["family"] == fam and r["size"]]
+        sizes = {r["size"] for r in rs}
+        if len(sizes) < 2:
+            continue   # barrier: one number, in the table
+        npes = sorted({r["npes"] for r in rs})
+        fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+        for ax, unit, ylabel in ((axes[0], "us", "us per call (lower is better)"),
+                                 (axes[1], "GB/s", "bus bandwidth GB/s (higher is better)")):
+            for n in npes:
+                for lib in ["gshmem"] + INCUMBENTS:
+                    pts = sorted((r["size"], r["value"]) for r in rs
+                                 if r["lib"] == lib and r["unit"] == unit and r["npes"] == n and r["value"] > 0)
+                    if pts:
+                        st = dict(STYLE.get(lib, {}))
+                        ax.plot([p[0] for p in pts], [p[1] for p in pts], label=f"{lib}, {n} PEs",
+                                linestyle="-" if n == npes[-1] else "--", markersize=3, **st)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel("size per PE (bytes)")
+            ax.set_ylabel(ylabel)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=8)
+        fig.suptitle(COLL_TITLES.get(fam, fam))
+        save(fig, f"coll-{fam}.png")
+
+    bw = [r for r in recs if r["family"] == "bandwidth"]
+    if bw:
+        fig, ax = plt.subplots(figsize=(8, 5))
+        cols = [c for c in ("put8", "put132", "get8", "get132", "putwarp132") if any(r["metric"] == c for r in bw)]
+        cmap = plt.get_cmap("tab10")
+        for i, c in enumerate(cols):
+            for lib, ls in (("gshmem", "-"), ("nvshmem", "--")):
+                pts = sorted((r["size"], r["value"]) for r in bw if r["lib"] == lib and r["metric"] == c)
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], ls, color=cmap(i), marker=".",
+                            label=f"{lib} {c}")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("size (bytes)")
+        ax.set_ylabel("GB/s, PE 0 -> PE 1 (higher is better)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, ncol=2)
+        ax.set_title("put/get bandwidth: gshmem (solid) and NVSHMEM (dashed)")
+        save(fig, "bandwidth.png")
+
+    lat = [r for r in recs if r["family"] == "latency" and r["size"]]
+    if lat:
+        fig, ax = plt.subplots(figsize=(8, 5))
+        cols = list(dict.fromkeys(r["metric"] for r in lat))
+        cmap = plt.get_cmap("tab10")
+        for i, c in enumerate(cols):
+            for lib, ls in (("gshmem", "-"), ("nvshmem", "--")):
+                pts = sorted((r["size"], r["value"]) for r in lat if r["lib"] == lib and r["metric"] == c)
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], ls, color=cmap(i % 10), marker=".",
+                            label=f"{lib} {c}")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("size (bytes)")
+        ax.set_ylabel("us (lower is better)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+        ax.set_title("block put ping-pong latency: gshmem (solid) and NVSHMEM (dashed)")
+        save(fig, "latency.png")
+    for p in written:
+        print("wrote", p)
+    return written
+
+
 def main(d):
     recs = []
     for lib in LIBS:
@@ -145,15 +315,18 @@ def main(d):
     p = os.path.join(d, "latency-gshmem-nodeadline.log")
     if os.path.exists(p):
         recs += parse_log(p, "gshmem", "latency-nodeadline")
+    for p in sorted(glob.glob(os.path.join(d, "collectives-*.csv"))):
+        recs += parse_collectives(p)
 
     print_family(recs, "latency", "latency")
     print_deadline(recs)
     p = os.path.join(d, "bandwidth-gshmem.csv")
     print_bandwidth(recs, next(csv.reader(open(p))) if os.path.exists(p) else [])
     print_family(recs, "atomics", "atomics, per PE pair")
+    print_collectives(recs)
 
     with open(os.path.join(d, "summary.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["lib", "family", "metric", "size", "value", "unit"])
+        w = csv.DictWriter(f, fieldnames=FIELDS)
         w.writeheader()
         w.writerows(recs)
     with open(os.path.join(d, "summary.json"), "w") as f:
@@ -162,4 +335,7 @@ def main(d):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else ".")
+    if len(sys.argv) > 1 and sys.argv[1] == "--plots":
+        plots(sys.argv[2] if len(sys.argv) > 2 else ".", sys.argv[3] if len(sys.argv) > 3 else None)
+    else:
+        main(sys.argv[1] if len(sys.argv) > 1 else ".")

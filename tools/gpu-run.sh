@@ -1,12 +1,30 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: build (with PMIx when headers are carried in .deps/pmix),
 # run the unit tests, the GPU suite and the benchmarks, each with a timeout; logs go to
-# $OUT (or ./gpu-run-out). usage: tools/gpu-run.sh [tests|bench|all] [NPES]
+# $OUT (or ./gpu-run-out). usage: tools/gpu-run.sh [tests|bench|coll|all] [NPES]
+# (coll: the build and the collectives benchmark alone, with its incumbents)
+# NPES (default: every GPU of the machine) is used by the GPU tests, init and collectives;
+# latency, bandwidth and atomics measure PE 0 <-> PE 1 and always run on 2 PEs.
+# Logs, CSVs and the build's output go to $OUT/logs/; at the end they are packed into
+# $OUT/logs.tar.gz beside summary.csv and summary.json (the device machine returns at most 8
+# files; GPU_RUN_BUNDLE=0 leaves $OUT/logs/ as it is). Keep the console with
+# `tools/gpu-run.sh bench 2>&1 | tee $OUT/console.log`. Charts, afterwards, anywhere:
+# `tools/bench_compare.py --plots DIR` (DIR holding the fetched summary.json).
 set -u
 what=${1:-all}
 N=${2:-}
 OUT=${OUT:-$PWD/gpu-run-out}
-mkdir -p "$OUT"
+L=$OUT/logs
+mkdir -p "$L"
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+NP=${N:-$NGPU}
+[ "$NP" -ge 2 ] 2>/dev/null || NP=2
+bundle() {
+  [ -f "$L/summary.csv" ] && cp "$L/summary.csv" "$L/summary.json" "$OUT/" 2>/dev/null
+  [ "${GPU_RUN_BUNDLE:-1}" = 0 ] && return
+  tar czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$L"
+}
+trap bundle EXIT
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 export CUDA_MODULE_LOADING=${CUDA_MODULE_LOADING:-EAGER}
 B=build-gpu
@@ -28,10 +46,10 @@ fi
 echo "== build =="
 t0=$(date +%s)
 if [ ! -d $B ]; then
-  meson setup $B --buildtype=release "${pmix_args[@]}" >"$OUT/setup.log" 2>&1 || { tail -30 "$OUT/setup.log"; exit 1; }
+  meson setup $B --buildtype=release "${pmix_args[@]}" >"$L/setup.log" 2>&1 || { tail -30 "$L/setup.log"; exit 1; }
 fi
-timeout 900 ninja -C $B >"$OUT/build.log" 2>&1 || { grep -E 'error|Error' -A3 "$OUT/build.log" | head -40; exit 1; }
-grep -q 'PMIx bootstrap *: *YES' "$OUT/setup.log" 2>/dev/null && touch $B/.pmix_built
+timeout 900 ninja -C $B >"$L/build.log" 2>&1 || { grep -E 'error|Error' -A3 "$L/build.log" | head -40; exit 1; }
+grep -q 'PMIx bootstrap *: *YES' "$L/setup.log" 2>/dev/null && touch $B/.pmix_built
 echo "built in $(( $(date +%s) - t0 )) s"
 $B/tools/gshmem-info --gpus | sed -n '1,4p;/GPUs/,$p'
 
@@ -39,39 +57,79 @@ if [ "$what" = all ] || [ "$what" = tests ]; then
   echo "== unit tests =="
   timeout 300 meson test -C $B --suite unit --print-errorlogs 2>&1 | tail -12
   echo "== GPU tests =="
-  timeout 1500 tests/gpu/run_gpu_tests.sh $B $N 2>&1 | tee "$OUT/gpu-tests.log"
+  timeout 1500 tests/gpu/run_gpu_tests.sh $B $N 2>&1 | tee "$L/gpu-tests.log"
 fi
-if [ "$what" = all ] || [ "$what" = bench ]; then
-  echo "== benchmarks =="
+if [ "$what" = all ] || [ "$what" = bench ] || [ "$what" = coll ]; then
+  p2p=1; [ "$what" = coll ] && p2p=
+  echo "== benchmarks (init and collectives on $NP PEs${p2p:+; latency, bandwidth, atomics on 2}) =="
   R="$B/tools/gshmrun -n 2"
-  # NVSHMEM's -rdc builds are slow: start them now (CPU only) and run gshmem meanwhile
-  NV=$(python3 -c "import nvidia.nvshmem as m; print(list(m.__path__)[0])" 2>/dev/null)
-  nvb=(latency bandwidth atomics)
-  if [ -n "$NV" ] && [ -f "$NV/include/nvshmem.h" ]; then
+  RN="$B/tools/gshmrun -n $NP"
+  # Incumbents: NVSHMEM (python3 package nvidia.nvshmem, or NVSHMEM_HOME) builds the same
+  # sources with -DBENCH_NVSHMEM; NCCL (nvidia.nccl, or NCCL_HOME) is timed inside the gshmem
+  # collectives run (-DBENCH_NCCL). Their builds are slow (-rdc): start them now (CPU only)
+  # and run gshmem meanwhile.
+  NV=${NVSHMEM_HOME:-$(python3 -c "import nvidia.nvshmem as m; print(list(m.__path__)[0])" 2>/dev/null)}
+  NC=${NCCL_HOME:-$(python3 -c "import nvidia.nccl as m; print(list(m.__path__)[0])" 2>/dev/null)}
+  [ -n "$NV" ] && [ -f "$NV/include/nvshmem.h" ] || NV=
+  [ -n "$NC" ] && [ -f "$NC/include/nccl.h" ] && [ -f "$NC/lib/libnccl.so.2" ] || NC=
+  nv_ver=$( [ -n "$NV" ] && sed -n 's/^#define NVSHMEM_VENDOR_\(MAJOR\|MINOR\|PATCH\)_VERSION \([0-9]*\).*/\2/p' \
+            "$NV"/include/non_abi/nvshmem_version.h 2>/dev/null | paste -sd. )
+  nc_ver=$( [ -n "$NC" ] && sed -n 's/^#define NCCL_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\).*/\2/p' "$NC/include/nccl.h" | paste -sd. )
+  nv_msg="NVSHMEM ${nv_ver:-?} found ($NV)"; [ -n "$NV" ] || nv_msg="NVSHMEM not found (python3 package nvidia.nvshmem or NVSHMEM_HOME): skipped"
+  nc_msg="NCCL ${nc_ver:-?} found ($NC)"; [ -n "$NC" ] || nc_msg="NCCL not found (python3 package nvidia.nccl or NCCL_HOME): skipped"
+  echo "incumbents: $nv_msg; $nc_msg"
+  nvb=(collectives); [ -n "$p2p" ] && nvb=(latency bandwidth atomics collectives)
+  if [ -n "$NV" ]; then
     for b in "${nvb[@]}"; do   # no stale binary survives a failed build
       rm -f $B/nv_$b
       timeout 300 nvcc -std=c++17 -O3 -rdc=true -arch=sm_90 -DBENCH_NVSHMEM -I"$NV/include" bench/$b.cu \
-        -o $B/nv_$b -L"$NV/lib" -l:libnvshmem_host.so.3 -lnvshmem_device -lcuda >"$OUT/nvshmem-build-$b.log" 2>&1 &
+        -o $B/nv_$b -L"$NV/lib" -l:libnvshmem_host.so.3 -lnvshmem_device -lcuda >"$L/nvshmem-build-$b.log" 2>&1 &
     done
   fi
-  timeout 60 $R -t 50 $B/bench/init 2>&1 | tee "$OUT/init.log"
-  timeout 200 $R -t 190 $B/bench/latency 2>&1 | tee "$OUT/latency-gshmem.log"
-  # the same run without the device-wait deadline: bench_compare.py prints what it costs
-  GSHMEM_WAIT_TIMEOUT=0 timeout 120 $R -t 110 $B/bench/latency >"$OUT/latency-gshmem-nodeadline.log" 2>&1 \
-    || tail -5 "$OUT/latency-gshmem-nodeadline.log"
-  timeout 300 $R -t 290 $B/bench/bandwidth --csv "$OUT/bandwidth-gshmem.csv" 2>&1 | tee "$OUT/bandwidth.log"
-  timeout 120 $R -t 110 $B/bench/atomics 2>&1 | tee "$OUT/atomics-gshmem.log"
-  echo "== incumbent: NVSHMEM (same GPUs, same run, same benchmark sources) =="
-  if [ -n "$NV" ] && [ -f "$NV/include/nvshmem.h" ]; then
-    wait
-    for b in "${nvb[@]}"; do [ -x $B/nv_$b ] || { echo "nv_$b did not build:"; tail -5 "$OUT/nvshmem-build-$b.log"; }; done
-    export LD_LIBRARY_PATH="$NV/lib:${LD_LIBRARY_PATH:-}"
-    timeout 200 $R -t 190 $B/nv_latency 2>&1 | tee "$OUT/latency-nvshmem.log"
-    timeout 300 $R -t 290 $B/nv_bandwidth --csv "$OUT/bandwidth-nvshmem.csv" 2>&1 | tail -3
-    timeout 120 $R -t 110 $B/nv_atomics 2>&1 | tee "$OUT/atomics-nvshmem.log"
-  else
-    echo "NVSHMEM not found (python3 package nvidia.nvshmem): skipped"
+  if [ -n "$NC" ]; then   # collectives once more, against this libgshmem and NCCL
+    rm -f $B/nccl_collectives
+    timeout 300 nvcc -std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -DBENCH_NCCL -Iinclude -I"$NC/include" \
+      bench/collectives.cu -o $B/nccl_collectives -L$B/src -lgshmem -Xlinker -rpath,"$PWD/$B/src" \
+      -L"$NC/lib" -l:libnccl.so.2 -Xlinker -rpath,"$NC/lib" >"$L/nccl-build-collectives.log" 2>&1 &
   fi
-  echo "== gshmem beside NVSHMEM =="
-  python3 tools/bench_compare.py "$OUT"
+  timeout 60 $RN -t 50 $B/bench/init 2>&1 | tee "$L/init.log"
+  if [ -n "$p2p" ]; then
+    timeout 200 $R -t 190 $B/bench/latency 2>&1 | tee "$L/latency-gshmem.log"
+    # the same run without the device-wait deadline: bench_compare.py prints what it costs
+    GSHMEM_WAIT_TIMEOUT=0 timeout 120 $R -t 110 $B/bench/latency >"$L/latency-gshmem-nodeadline.log" 2>&1 \
+      || tail -5 "$L/latency-gshmem-nodeadline.log"
+    timeout 300 $R -t 290 $B/bench/bandwidth --csv "$L/bandwidth-gshmem.csv" 2>&1 | tee "$L/bandwidth.log"
+    timeout 120 $R -t 110 $B/bench/atomics 2>&1 | tee "$L/atomics-gshmem.log"
+  fi
+  echo "== collectives on $NP PEs: gshmem${NC:+ and NCCL (same job, same GPUs)} =="
+  wait   # the NCCL build (and the NVSHMEM builds)
+  coll=$B/bench/collectives
+  if [ -n "$NC" ]; then
+    if [ -x $B/nccl_collectives ]; then coll=$B/nccl_collectives
+    else echo "NCCL build of collectives failed (gshmem alone):"; tail -5 "$L/nccl-build-collectives.log"; fi
+  fi
+  t0=$(date +%s)
+  timeout 160 $RN -t 150 $coll --csv "$L/collectives-gshmem.csv" 2>&1 | tee "$L/collectives-gshmem.log"
+  echo "collectives (gshmem${NC:+, NCCL}): $(( $(date +%s) - t0 )) s"
+  echo "== incumbent: NVSHMEM (same GPUs, same run, same benchmark sources) =="
+  if [ -n "$NV" ]; then
+    for b in "${nvb[@]}"; do [ -x $B/nv_$b ] || { echo "nv_$b did not build:"; tail -5 "$L/nvshmem-build-$b.log"; }; done
+    export LD_LIBRARY_PATH="$NV/lib:${LD_LIBRARY_PATH:-}"
+    if [ -n "$p2p" ]; then
+      timeout 200 $R -t 190 $B/nv_latency 2>&1 | tee "$L/latency-nvshmem.log"
+      timeout 300 $R -t 290 $B/nv_bandwidth --csv "$L/bandwidth-nvshmem.csv" 2>&1 | tail -3
+      timeout 120 $R -t 110 $B/nv_atomics 2>&1 | tee "$L/atomics-nvshmem.log"
+    fi
+    # NVSHMEM's own collectives: with libnccl.so.2 in reach NVSHMEM would hand its on-stream
+    # collectives to NCCL (timed above already) unless NVSHMEM_DISABLE_NCCL=1. Heap: 2 x 256 MiB
+    # of buffers plus NVSHMEM's collective scratch.
+    t0=$(date +%s)
+    NVSHMEM_DISABLE_NCCL=1 NVSHMEM_SYMMETRIC_SIZE=${NVSHMEM_SYMMETRIC_SIZE:-2G} timeout 160 $RN -t 150 \
+      $B/nv_collectives --csv "$L/collectives-nvshmem.csv" 2>&1 | tee "$L/collectives-nvshmem.log"
+    echo "collectives (NVSHMEM): $(( $(date +%s) - t0 )) s"
+  else
+    echo "NVSHMEM not found: skipped"
+  fi
+  echo "== gshmem beside the incumbents =="
+  python3 tools/bench_compare.py "$L"
 fi

@@ -89,6 +89,78 @@
 #define GSHMEMI_WAIT_ANY 1
 #define GSHMEMI_WAIT_SOME 2
 
+
+/* Reduction types (OpenSHMEM 1.5 "Reduction Types, Names and Supporting Operations"):
+ * and/or/xor on the BIT list, min/max on the MINMAX list, sum/prod (and the scans) on the
+ * ARITH list. long double and the complex types are not offered (no GPU arithmetic). In
+ * CUDA C++ the ARITH and MINMAX families also cover half and bfloat16 (extensions). */
+#define GSHMEM_REDUCE_BIT_TYPES(X)                                                           \
+    X(uchar, unsigned char) X(ushort, unsigned short) X(uint, unsigned int)                 \
+    X(ulong, unsigned long) X(ulonglong, unsigned long long) X(int8, int8_t)                \
+    X(int16, int16_t) X(int32, int32_t) X(int64, int64_t) X(uint8, uint8_t)                 \
+    X(uint16, uint16_t) X(uint32, uint32_t) X(uint64, uint64_t) X(size, size_t)
+#define GSHMEM_REDUCE_MINMAX_TYPES(X)                                                        \
+    GSHMEM_REDUCE_BIT_TYPES(X) X(char, char) X(schar, signed char) X(short, short)          \
+    X(int, int) X(long, long) X(longlong, long long) X(ptrdiff, ptrdiff_t) X(float, float)  \
+    X(double, double)
+#define GSHMEM_REDUCE_ARITH_TYPES(X) GSHMEM_REDUCE_MINMAX_TYPES(X)
+/* (min, max, sum and prod share one type list: OpenSHMEM's sum/prod list adds only the
+ * complex types, which gshmem does not offer.) */
+/* X(TYPENAME, TYPE) for the 16-bit floating types (CUDA C++ only: cuda_fp16.h/cuda_bf16.h) */
+#define GSHMEM_REDUCE_HALF_TYPES(X) X(half, __half) X(bfloat16, __nv_bfloat16)
+
+/* Reduction operators: X(opname, code, ...) (the extra arguments are passed through, so an
+ * operator list can be applied to one type). */
+#define GSHMEM_REDUCE_BIT_OPS(X, ...)                                                        \
+    X(and, GSHMEMI_OP_AND, __VA_ARGS__) X(or, GSHMEMI_OP_OR, __VA_ARGS__)                   \
+    X(xor, GSHMEMI_OP_XOR, __VA_ARGS__)
+#define GSHMEM_REDUCE_ARITH_OPS(X, ...)                                                      \
+    X(min, GSHMEMI_OP_MIN, __VA_ARGS__) X(max, GSHMEMI_OP_MAX, __VA_ARGS__)                 \
+    X(sum, GSHMEMI_OP_SUM, __VA_ARGS__) X(prod, GSHMEMI_OP_PROD, __VA_ARGS__)
+#define GSHMEMI_OP_AND 0
+#define GSHMEMI_OP_OR 1
+#define GSHMEMI_OP_XOR 2
+#define GSHMEMI_OP_MIN 3
+#define GSHMEMI_OP_MAX 4
+#define GSHMEMI_OP_SUM 5
+#define GSHMEMI_OP_PROD 6
+
+/* Element kinds the host forms pass to the kernels: class * 16 + size. A type's code is a
+ * constant expression in C and C++ (floating types are those where (T)0.5 != 0). */
+#define GSHMEMI_KIND_UINT 0
+#define GSHMEMI_KIND_SINT 1
+#define GSHMEMI_KIND_FLOAT 2
+#define GSHMEMI_KIND_BF16 3
+#define GSHMEMI_TYPE_CODE(T)                                                                 \
+    ((((T)0.5 != (T)0) ? GSHMEMI_KIND_FLOAT : ((T)-1 > (T)0) ? GSHMEMI_KIND_UINT           \
+                                                              : GSHMEMI_KIND_SINT) * 16 +   \
+     (int)sizeof(T))
+#define GSHMEMI_TYPE_CODE_half (GSHMEMI_KIND_FLOAT * 16 + 2)
+#define GSHMEMI_TYPE_CODE_bfloat16 (GSHMEMI_KIND_BF16 * 16 + 2)
+
+/* Collectives the host forms pass to the kernels. */
+#define GSHMEMI_COLL_REDUCE 0
+#define GSHMEMI_COLL_REDUCESCATTER 1
+#define GSHMEMI_COLL_INSCAN 2
+#define GSHMEMI_COLL_EXSCAN 3
+
+/* Data-moving collectives the host forms pass to the kernels. */
+#define GSHMEMI_MOVE_BROADCAST 0
+#define GSHMEMI_MOVE_FCOLLECT 1
+#define GSHMEMI_MOVE_COLLECT 2
+#define GSHMEMI_MOVE_ALLTOALL 3
+#define GSHMEMI_MOVE_ALLTOALLS 4
+
+/* ---- teams ------------------------------------------------------------------------------ */
+typedef int32_t gshmem_team_t;
+#define GSHMEM_TEAM_INVALID ((gshmem_team_t)-1)
+#define GSHMEM_TEAM_WORLD ((gshmem_team_t)0)
+#define GSHMEM_TEAM_SHARED ((gshmem_team_t)1)
+#define GSHMEM_TEAM_NUM_CONTEXTS (1L << 0)
+typedef struct gshmem_team_config {
+    int num_contexts;               /* kept and returned; gshmem has no contexts */
+} gshmem_team_config_t;
+
 /* ---- unique id ------------------------------------------------------------------------ */
 #define GSHMEMX_UNIQUEID_BYTES 128
 typedef struct gshmemx_uniqueid {

@@ -4,13 +4,17 @@
 // (this file's own copy of the device state is registered like any user translation unit).
 // Pointers arrive already translated to this PE's mapping of the target.
 #include "gshmem.h"
+#include "launch.cuh"
 
 extern "C" {
 #include "internal.h"
 }
 
 // One warp: lanes split the flag stores and waits, so 32 PEs cost one round trip.
-__global__ void gshmemi_barrier_all_kernel(void) { gshmemx_barrier_all_warp(); }
+__global__ void gshmemi_barrier_all_kernel(void) {
+    gshmemi_pdl_enter();
+    gshmemx_barrier_all_warp();
+}
 
 template <typename U>
 __global__ void gshmemi_amo_kernel(int op, U *p, U value, U cond, uint64_t *out) {
@@ -34,8 +38,7 @@ __global__ void gshmemi_wait_all_kernel(const T *ivars, size_t n, const int *sta
 }
 
 extern "C" int gshmemi_launch_barrier_all(void *stream) {
-    gshmemi_barrier_all_kernel<<<1, 32, 0, (cudaStream_t)stream>>>();
-    return (int)cudaGetLastError();
+    return launch_k(gshmemi_barrier_all_kernel, 1, 32, stream);
 }
 
 extern "C" int gshmemi_launch_amo(void *stream, int op, size_t size, void *p, uint64_t value,

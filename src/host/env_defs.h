@@ -27,3 +27,15 @@ GSHMEMI_ENV_FIELD(DEBUG, INT, int, 0,
                   "0 quiet, 1 info messages, 2 also check every device call's PE and address")
 GSHMEMI_ENV_FIELD(DEVICE, INT, int, -1,
                   "CUDA device for this PE if none is current (default: local PE index)")
+GSHMEMI_ENV_FIELD(TEAMS_MAX, INT, int, 1024,
+                  "teams that may exist at once, GSHMEM_TEAM_WORLD and GSHMEM_TEAM_SHARED included (each costs a few KiB of heap)")
+GSHMEMI_ENV_FIELD(COLL_SCRATCH, SIZE, uint64_t, 64ull << 10,
+                  "per-sender buffer of the one-shot collectives of TEAM_WORLD/TEAM_SHARED: messages up to this size take one flag round (0 = always two rounds)")
+GSHMEMI_ENV_FIELD(COLL_PDL, BOOL, bool, true,
+                  "launch on-stream collectives with programmatic dependent launch (overlaps a kernel's start with the previous one's end)")
+GSHMEMI_ENV_FIELD(COLL_CHANNEL_BYTES, SIZE, uint64_t, 64ull << 10,
+                  "tuning: large collectives run one block (channel) per this many bytes of traffic")
+GSHMEMI_ENV_FIELD(COLL_MAX_CHANNELS, INT, int, 64,
+                  "tuning: most blocks (channels) a collective kernel runs (1..64)")
+GSHMEMI_ENV_FIELD(COLL_THREADS, INT, int, 512,
+                  "tuning: threads per block of the collective kernels (32..1024, a multiple of 32)")

@@ -161,6 +161,8 @@ static gshmemi_status build_device_state(gshmemi_state *s) {
     d->sync_flags = s->sync_flags;
     d->sync_epoch = s->sync_epoch;
     d->wait_timeout_ns = (uint64_t)(gshmemi_cfg.WAIT_TIMEOUT * 1e9);
+    d->teams = (const gshmemi_team *)s->d_teams;
+    d->teams_max = s->teams_max;
     return GSHMEM_SUCCESS;
 }
 
@@ -208,6 +210,7 @@ static gshmemi_status do_init(gshmemi_state *s) {
     GSHMEMI_CHECK(init_transports(s));
     GSHMEMI_CHECK(gshmemi_heap_init(s));
     GSHMEMI_CHECK(alloc_internal(s));
+    GSHMEMI_CHECK(gshmemi_teams_init(s));
     GSHMEMI_CHECK(build_device_state(s));
     GSHMEMI_CHECK(gshmemi_device_state_publish(s));
     GSHMEMI_CHECK(s->boot.ops->barrier(&s->boot));
@@ -282,6 +285,7 @@ void gshmem_finalize(void) {
     if (s->boot.ops->barrier(&s->boot) != GSHMEM_SUCCESS)
         gshmemi_warn("gshmem_finalize: barrier with the other PEs failed; finalizing anyway");
     gshmemi_device_state_clear();
+    gshmemi_teams_finalize(s);
     for (int t = s->n_transports - 1; t >= 0; t--)
         if (s->transports[t]->finalize) s->transports[t]->finalize(s, s->tctx[t]);
     gshmemi_heap_finalize(s);

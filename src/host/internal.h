@@ -179,6 +179,8 @@ typedef struct gshmemi_state {
     /* library-internal symmetric objects */
     uint64_t *sync_flags;        /* [npes] barrier flags (symmetric) */
     uint64_t *sync_epoch;        /* my barrier epoch (symmetric, only local use) */
+    void *d_teams;               /* gshmemi_team[teams_max] device team table */
+    int teams_max;
     double init_seconds;
 } gshmemi_state;
 
@@ -216,9 +218,27 @@ int gshmemi_launch_signal(void *stream, uint64_t *p, uint64_t value, int sig_op,
  * values[i] or value. */
 int gshmemi_launch_wait_all(void *stream, void *ivars, size_t n, size_t size, int is_signed,
                             const int *status, int cmp, const void *values, uint64_t value);
+/* Teams and collectives (src/device/coll_ops.cu); nch blocks of `threads` threads; team_entry
+ * is the host's copy of the team's gshmemi_team (passed to the kernel by value). */
+int gshmemi_launch_team_sync(void *stream, const void *team_entry);
+int gshmemi_launch_move(void *stream, const void *team_entry, int what, int team, void *dest,
+                        const void *src, size_t n, size_t es, int root, ptrdiff_t dst,
+                        ptrdiff_t sst, int nch, int threads);
+int gshmemi_launch_reduce(void *stream, const void *team_entry, int what, int op, int type_code,
+                          int team, void *dest, const void *src, size_t n, int nch, int threads);
 #ifdef __cplusplus
 }
 #endif
+
+/* ---- teams (src/team/team.c) --------------------------------------------------------------- */
+/* Builds the team pool, the device team table, GSHMEM_TEAM_WORLD and GSHMEM_TEAM_SHARED. */
+gshmemi_status gshmemi_teams_init(gshmemi_state *s);
+/* Reports teams the program did not destroy; frees the host side. */
+void gshmemi_teams_finalize(gshmemi_state *s);
+struct gshmemi_team;
+/* The host copy of a team's device entry if `team` is valid on this PE and this PE is a
+ * member; else prints "<call>: ..." and returns NULL. */
+const struct gshmemi_team *gshmemi_team_lookup(int team, const char *call);
 
 /* ---- host RMA helpers (rma.c, amo.c, wait.c) ------------------------------------------ */
 /* Validates (call, pe, symmetric range [sym, sym+n)) and returns where this PE reaches

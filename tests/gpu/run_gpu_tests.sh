@@ -48,6 +48,11 @@ echo "== GPU tests on $N PEs ($NGPU GPUs) =="
 for t in test_heap test_rma test_sync test_host test_amo test_signal test_wait test_strided; do
   run "$t" 300 "$RUN" -n "$N" -t 280 "$B/tests/gpu/$t"
 done
+# teams and collectives: on all N PEs, and on 2 as well when N > 2 (other team shapes)
+for t in test_team test_coll; do
+  run "$t" 500 "$RUN" -n "$N" -t 480 "$B/tests/gpu/$t"
+  [ "$N" -gt 2 ] && run "${t}_2pe" 500 "$RUN" -n 2 -t 480 "$B/tests/gpu/$t"
+done
 run ring_gshmrun 60 "$RUN" -n "$N" -t 50 "$B/examples/ring"
 run litmus 150 "$RUN" -n 2 -t 140 "$B/tests/gpu/test_litmus"
 # the litmus checks can fail: broken protocols (no acquire, no fence) must be caught (exit 3)
@@ -79,6 +84,7 @@ if command -v compute-sanitizer >/dev/null && [ -z "${SKIP_SANITIZER:-}" ]; then
   run memcheck_host 400 "$RUN" -n 2 -t 390 $CS --tool memcheck "$B/tests/gpu/test_host"
   run racecheck_heap 400 "$RUN" -n 2 -t 390 $CS --tool racecheck "$B/tests/gpu/test_heap"
   run memcheck_amo 400 "$RUN" -n 2 -t 390 $CS --tool memcheck "$B/tests/gpu/test_amo"
+  run memcheck_coll 400 "$RUN" -n 2 -t 390 $CS --tool memcheck "$B/tests/gpu/test_coll" --quick
   run racecheck_signal 400 "$RUN" -n 2 -t 390 $CS --tool racecheck "$B/tests/gpu/test_signal"
 fi
 

@@ -9,7 +9,31 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define GSHMEMI_STATE_LAYOUT 1u
+#define GSHMEMI_STATE_LAYOUT 2u
+
+/* Channels: a collective run by several blocks (the on-stream kernels for large messages)
+ * gives each block its own flags and epoch counter, so blocks never wait for each other. */
+#define GSHMEMI_MAX_CHANNELS 64
+
+/* One team as the device sees it: members are world PEs start + i * stride (or pes[i]).
+ * A team owns one slot of the team pool: a symmetric area laid out as below, at the same
+ * address on every member, so a peer's copy of any field is one gshmemi_peer away.
+ *   flags  [MAX_CHANNELS][size]: flags[c * size + j] = last epoch member j announced on c
+ *   sigs   [2][size]: debug signatures of collectives (mismatch detection)
+ *   vals   [size]: small values a collective exchanges (collect: element counts)
+ *   epochs [MAX_CHANNELS]: this PE's epoch per channel (local use only)
+ *   seqs   [MAX_CHANNELS]: this PE's count of one-shot collectives per channel (local)
+ *   ncoll  [1]: this PE's count of collectives (debug signature parity; local) */
+typedef struct gshmemi_team {
+    int32_t start, stride, size;   /* size 0: the slot is free */
+    int32_t my_idx;                /* this PE's index in the team, -1 if not a member */
+    const int32_t *pes;            /* member list when not strided (GSHMEM_TEAM_SHARED on a
+                                      node whose PEs are not consecutive), else NULL */
+    uint64_t *flags, *sigs, *vals, *epochs, *seqs, *ncoll;
+    char *scratch;                 /* symmetric [2][MAX_CHANNELS-independent][size] buffers of
+                                      scratch_bytes each for one-shot collectives, or NULL */
+    uint64_t scratch_bytes;
+} gshmemi_team;
 
 typedef struct gshmemi_device_state {
     uint32_t version;          /* GSHMEMI_STATE_VERSION once initialized, else 0 */
@@ -26,6 +50,9 @@ typedef struct gshmemi_device_state {
     uint64_t *sync_flags;      /* symmetric [npes]: barrier arrival epochs */
     uint64_t *sync_epoch;      /* symmetric: this PE's barrier count */
     uint64_t wait_timeout_ns;  /* device waits give up after this (0 = never) */
+    const gshmemi_team *teams; /* [teams_max] team table (device memory) */
+    int32_t teams_max;
+    int32_t pad1;
 } gshmemi_device_state;
 
 #define GSHMEMI_STATE_VERSION ((GSHMEMI_STATE_LAYOUT << 16) | (uint32_t)sizeof(gshmemi_device_state))

@@ -1,0 +1,630 @@
+/* Collectives on teams, on the device: one implementation per collective, templated on the
+ * group shape (thread, warp, block) and run on one channel c of nch. A user's kernel calls
+ * them with one group (c = 0, nch = 1); the on-stream kernels run nch blocks, block c on
+ * channel c, each moving slice c of the data. Two algorithm families:
+ *
+ * one-shot (small messages, teams with scratch, nch = 1): every member pushes what the
+ *   others need into their scratch buffer (parity = this team's one-shot count & 1), one
+ *   flag round, then each member finishes locally from its scratch. A member can be at most
+ *   one one-shot ahead of another (it cannot finish one without everybody's flag), so two
+ *   buffers per sender suffice.
+ * two-round (everything else): a round announces arrival (sources ready, destinations free),
+ *   the members move data straight between the symmetric user buffers over NVLink, and a
+ *   second round announces completion (all reads of my source and writes to my destination
+ *   done). Reductions and scans are "owner computes": member o reads element range o of
+ *   every member's source, combines, and writes the results to every member's destination,
+ *   so in-place calls (dest == source) are safe and every PE gets bit-identical results.
+ *
+ * GSHMEM_DEBUG >= 1: the first round also exchanges a signature (collective, element size,
+ * operator, count, root) and a member whose peers called something else stops the job with a
+ * message naming both. */
+#ifndef GSHMEM_DEVICE_COLL_H
+#define GSHMEM_DEVICE_COLL_H
+
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include "team.h"
+
+/* ---- operators ------------------------------------------------------------------------- */
+/* Accumulator type: 16-bit floats combine in float, everything else in itself. */
+template <class T> struct gshmemi_acc {
+    typedef T t;
+    static __device__ __forceinline__ t in(T x) { return x; }
+    static __device__ __forceinline__ T out(t x) { return x; }
+};
+template <> struct gshmemi_acc<__half> {
+    typedef float t;
+    static __device__ __forceinline__ t in(__half x) { return __half2float(x); }
+    static __device__ __forceinline__ __half out(t x) { return __float2half_rn(x); }
+};
+template <> struct gshmemi_acc<__nv_bfloat16> {
+    typedef float t;
+    static __device__ __forceinline__ t in(__nv_bfloat16 x) { return __bfloat162float(x); }
+    static __device__ __forceinline__ __nv_bfloat16 out(t x) { return __float2bfloat16_rn(x); }
+};
+
+template <int OP> struct gshmemi_rop;
+#define GSHMEMI_DEF_ROP(CODE, EXPR)                                                          \
+    template <> struct gshmemi_rop<CODE> {                                                   \
+        template <class A> static __device__ __forceinline__ A f(A a, A b) { return EXPR; }  \
+    };
+GSHMEMI_DEF_ROP(GSHMEMI_OP_AND, a & b)
+GSHMEMI_DEF_ROP(GSHMEMI_OP_OR, a | b)
+GSHMEMI_DEF_ROP(GSHMEMI_OP_XOR, a ^ b)
+GSHMEMI_DEF_ROP(GSHMEMI_OP_MIN, b < a ? b : a)
+GSHMEMI_DEF_ROP(GSHMEMI_OP_MAX, a < b ? b : a)
+GSHMEMI_DEF_ROP(GSHMEMI_OP_SUM, a + b)
+GSHMEMI_DEF_ROP(GSHMEMI_OP_PROD, a * b)
+#undef GSHMEMI_DEF_ROP
+
+/* ---- addressing ---------------------------------------------------------------------- */
+static __device__ __noinline__ void gshmemi_coll_unreachable(const char *call, int pe) {
+    GSHMEMI_DEVICE_FAIL("%s: team member PE %d is not reachable by load/store from PE %d; "
+                        "collectives over remote transports are not built in", call, pe,
+                        gshmemi_dstate.mype);
+}
+static __device__ __noinline__ void gshmemi_coll_bad_buf(const char *call, const char *which,
+                                                         const void *p, size_t n) {
+    GSHMEMI_DEVICE_FAIL("%s: %s %p (+%llu bytes) is not inside the symmetric heap [%p, %p); "
+                        "collective buffers must come from gshmem_malloc", call, which, p,
+                        (unsigned long long)n, gshmemi_dstate.heap_base,
+                        gshmemi_dstate.heap_base + gshmemi_dstate.heap_mapped);
+}
+static __device__ __noinline__ void gshmemi_coll_bad_root(const char *call, int root, int n) {
+    GSHMEMI_DEVICE_FAIL("%s: PE_root %d is not a team PE number in [0, %d)", call, root, n);
+}
+static __device__ __noinline__ void gshmemi_coll_mismatch(const char *call, int team, int pe,
+                                                          unsigned mine, unsigned theirs) {
+    GSHMEMI_DEVICE_FAIL("%s on team %d: team PE %d called a different collective or passed "
+                        "different arguments (signature 0x%08x here, 0x%08x there); every "
+                        "member must make the same collective calls in the same order",
+                        call, team, pe, mine, theirs);
+}
+
+/* Byte offset from this PE's copy of a symmetric object to member j's, as this GPU maps it. */
+GSHMEMI_DEV ptrdiff_t gshmemi_member_off(const gshmemi_team *t, int j) {
+    const gshmemi_device_state *s = &gshmemi_dstate;
+    return (ptrdiff_t)gshmemi_slot_of(s, gshmemi_team_pe(t, j)) * (ptrdiff_t)s->heap_window;
+}
+template <class T> GSHMEMI_DEV T *gshmemi_at(T *p, ptrdiff_t off) {
+    return (T *)((char *)p + off);
+}
+
+/* Entry checks every thread runs (cheap, one branch each): members reachable, buffers in the
+ * heap when GSHMEM_DEBUG >= 2. */
+GSHMEMI_DEV void gshmemi_coll_check(const gshmemi_team *t, const void *dest, size_t dbytes,
+                                    const void *src, size_t sbytes, const char *call) {
+    const gshmemi_device_state *s = &gshmemi_dstate;
+    for (int j = 0; j < t->size; j++)
+        if (gshmemi_slot_of(s, gshmemi_team_pe(t, j)) < 0) gshmemi_coll_unreachable(call, gshmemi_team_pe(t, j));
+    if (s->debug >= 2) {
+        const char *lo = s->heap_base, *hi = s->heap_base + s->heap_mapped;
+        if (dbytes && ((const char *)dest < lo || (const char *)dest + dbytes > hi))
+            gshmemi_coll_bad_buf(call, "dest", dest, dbytes);
+        if (sbytes && ((const char *)src < lo || (const char *)src + sbytes > hi))
+            gshmemi_coll_bad_buf(call, "source", src, sbytes);
+    }
+}
+
+/* ---- rounds ------------------------------------------------------------------------------ */
+/* Debug signature exchange, done by the leader of channel 0 before the first round's flags
+ * (cell parity = this team's collective count & 1: a member is at most one collective
+ * ahead). Checked after the round by gshmemi_sig_check. */
+GSHMEMI_DEV unsigned gshmemi_sig(int what, int esize, int op, uint64_t n, int root) {
+    uint64_t h = 1469598103934665603ull;
+    uint64_t v[5] = {(uint64_t)what, (uint64_t)esize, (uint64_t)op, n, (uint64_t)root};
+    for (int i = 0; i < 5; i++) h = (h ^ v[i]) * 1099511628211ull;
+    return (unsigned)(h ^ (h >> 32));
+}
+template <class S>
+GSHMEMI_DEV uint64_t gshmemi_sig_post(const gshmemi_team *t, int c, unsigned sig, const char *call) {
+    if (c != 0 || gshmemi_dstate.debug < 1) return 0;
+    uint64_t n = 0;
+    if (S::rank() == 0) {
+        n = *(volatile uint64_t *)t->ncoll + 1;
+        *(volatile uint64_t *)t->ncoll = n;
+        uint64_t word = (n << 32) | sig;
+        for (int j = 0; j < t->size; j++)
+            gshmemi_st_relaxed(gshmemi_peer(t->sigs + (n & 1) * t->size + t->my_idx,
+                                            gshmemi_team_pe(t, j), 8, call), word);
+    }
+    return n;
+}
+template <class S>
+GSHMEMI_DEV void gshmemi_sig_check(const gshmemi_team *t, int team, int c, uint64_t n,
+                                   unsigned sig, const char *call) {
+    if (c != 0 || gshmemi_dstate.debug < 1 || S::rank() != 0) return;
+    uint64_t want = (n << 32) | sig;
+    for (int j = 0; j < t->size; j++) {
+        uint64_t w = gshmemi_ld_relaxed(t->sigs + (n & 1) * t->size + j);
+        if (w != want) gshmemi_coll_mismatch(call, team, j, sig, (unsigned)w);
+    }
+}
+
+/* Slice c of nch of [0, n), in multiples of g elements. */
+GSHMEMI_DEV void gshmemi_slice(size_t n, int c, int nch, size_t g, size_t *lo, size_t *hi) {
+    size_t per = (n + (size_t)nch - 1) / (size_t)nch;
+    per = (per + g - 1) / g * g;
+    size_t a = (size_t)c * per;
+    *lo = a < n ? a : n;
+    *hi = a + per < n ? a + per : n;
+}
+
+/* ---- element-wise combine ---------------------------------------------------------------- */
+/* Where member j's input and output for element k live, and what to write. */
+#define GSHMEMI_OUT_ALL 0      /* reduce (two-round): the result to every member's dest */
+#define GSHMEMI_OUT_OWN 1      /* result only to my dest */
+#define GSHMEMI_OUT_SCAN_IN 2  /* inclusive prefix of member j to member j's dest */
+#define GSHMEMI_OUT_SCAN_EX 3  /* exclusive prefix */
+
+template <class T> GSHMEMI_DEV T gshmemi_ldcg(const T *p) {
+    typedef typename gshmemi_uint<sizeof(T)>::t U;
+    U u = __ldcg((const U *)p);
+    T v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+/* Not inlined (nor the copies below): each collective inlines several of these, and inlined
+ * together they pushed block-scope callers past the 64 registers a 1024-thread block allows. */
+#define GSHMEMI_COLL_FN static __device__ __noinline__
+
+/* U vectors (V elements each) at k0, k0 + step, ...: loads of all U from one member are in
+ * flight together (NVLink latency hides only behind many outstanding loads). */
+template <class T, int OP, int OUT, int U, class In>
+GSHMEMI_DEV void gshmemi_combine_vecs(const gshmemi_team *t, const In &in, T *dest, int m,
+                                      size_t k0, size_t step) {
+    typedef gshmemi_acc<T> AC;
+    typedef typename AC::t A;
+    typedef gshmemi_rop<OP> R;
+    constexpr int V = 16 / sizeof(T);
+    constexpr bool SCAN = OUT == GSHMEMI_OUT_SCAN_IN || OUT == GSHMEMI_OUT_SCAN_EX;
+    A acc[U][V];
+    if (SCAN) {
+#pragma unroll
+        for (int u = 0; u < U; u++)
+#pragma unroll
+            for (int i = 0; i < V; i++) acc[u][i] = AC::in((T)0);
+    }
+    for (int j = 0; j < m; j++) {
+        const T *p = in.ptr(j) + k0;
+        int4 r[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) r[u] = __ldcg((const int4 *)(p + u * step));
+        T *dj = SCAN ? gshmemi_at(dest, gshmemi_member_off(t, j)) + k0 : dest;
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            T x[V], o[V];
+            memcpy(x, &r[u], 16);
+            if (OUT == GSHMEMI_OUT_SCAN_EX) {  /* write before adding: in place is safe */
+#pragma unroll
+                for (int i = 0; i < V; i++) o[i] = AC::out(acc[u][i]);
+                memcpy(&r[u], o, 16);
+                *(int4 *)(dj + u * step) = r[u];
+            }
+#pragma unroll
+            for (int i = 0; i < V; i++)
+                acc[u][i] = (j == 0 && !SCAN) ? AC::in(x[i]) : R::f(acc[u][i], AC::in(x[i]));
+            if (OUT == GSHMEMI_OUT_SCAN_IN) {
+#pragma unroll
+                for (int i = 0; i < V; i++) o[i] = AC::out(acc[u][i]);
+                memcpy(&r[u], o, 16);
+                *(int4 *)(dj + u * step) = r[u];
+            }
+        }
+    }
+    if constexpr (!SCAN) {
+        int4 res[U];
+    #pragma unroll
+        for (int u = 0; u < U; u++) {
+            T o[V];
+    #pragma unroll
+            for (int i = 0; i < V; i++) o[i] = AC::out(acc[u][i]);
+            memcpy(&res[u], o, 16);
+        }
+        if (OUT == GSHMEMI_OUT_OWN) {
+    #pragma unroll
+            for (int u = 0; u < U; u++) *(int4 *)(dest + k0 + u * step) = res[u];
+        } else {
+            for (int j = 0; j < t->size; j++) {
+                T *dj = gshmemi_at(dest, gshmemi_member_off(t, j)) + k0;
+    #pragma unroll
+                for (int u = 0; u < U; u++) *(int4 *)(dj + u * step) = res[u];
+            }
+        }
+    }
+}
+
+/* In: pointer of member j's inputs (two-round: symmetric src + member offset; one-shot: my
+ * scratch or my src). Out: see GSHMEMI_OUT_*. upto: members combined (scans on one-shot:
+ * me + 1 or me). Threads handle whole 16-byte vectors (V elements), U at a time, where dest
+ * and all inputs are 16-byte aligned; single elements otherwise. */
+template <class T, int OP, int OUT, int U, class In>
+GSHMEMI_COLL_FN void gshmemi_combine(const gshmemi_team *t, const In &in, T *dest, int upto,
+                                     size_t lo, size_t hi, unsigned rank, unsigned size) {
+    typedef gshmemi_acc<T> AC;
+    typedef typename AC::t A;
+    typedef gshmemi_rop<OP> R;
+    constexpr int V = 16 / sizeof(T);
+    const int m = upto;
+    size_t k = lo;
+    if (((uintptr_t)dest & 15) == 0 && in.aligned16()) {
+        size_t nv = (hi - lo) / V, v = rank;
+        if (U > 1)
+            for (; v + (size_t)(U - 1) * size < nv; v += (size_t)U * size)
+                gshmemi_combine_vecs<T, OP, OUT, U>(t, in, dest, m, lo + v * V, (size_t)size * V);
+        for (; v < nv; v += size) gshmemi_combine_vecs<T, OP, OUT, 1>(t, in, dest, m, lo + v * V, 0);
+        k = lo + nv * V;
+    }
+    for (k += rank; k < hi; k += size) {
+        A acc = AC::in((T)0);
+        for (int j = 0; j < m; j++) {
+            T x = gshmemi_ldcg(in.ptr(j) + k);
+            if (OUT == GSHMEMI_OUT_SCAN_EX) *(gshmemi_at(dest, gshmemi_member_off(t, j)) + k) = AC::out(acc);
+            acc = (j == 0 && OUT != GSHMEMI_OUT_SCAN_EX && OUT != GSHMEMI_OUT_SCAN_IN)
+                      ? AC::in(x) : R::f(acc, AC::in(x));
+            if (OUT == GSHMEMI_OUT_SCAN_IN) *(gshmemi_at(dest, gshmemi_member_off(t, j)) + k) = AC::out(acc);
+        }
+        if (OUT == GSHMEMI_OUT_OWN) dest[k] = AC::out(acc);
+        else if (OUT == GSHMEMI_OUT_ALL)
+            for (int j = 0; j < t->size; j++) *(gshmemi_at(dest, gshmemi_member_off(t, j)) + k) = AC::out(acc);
+    }
+}
+
+/* Inputs of the two-round path: every member's symmetric source (+ base elements). */
+template <class T> struct gshmemi_in_peers {
+    const gshmemi_team *t;
+    const T *src;
+    __device__ __forceinline__ const T *ptr(int j) const { return gshmemi_at(src, gshmemi_member_off(t, j)); }
+    __device__ __forceinline__ bool aligned16() const { return ((uintptr_t)src & 15) == 0; }
+};
+/* Inputs of the one-shot path: my own source for me, my scratch buffer of sender j else. */
+template <class T> struct gshmemi_in_scratch {
+    const T *own;
+    const char *buf;          /* scratch + parity * size * sb */
+    uint64_t sb;
+    size_t skip;              /* elements to skip in every scratch buffer */
+    int me;
+    __device__ __forceinline__ const T *ptr(int j) const {
+        return j == me ? own : (const T *)(buf + (size_t)j * sb) + skip;
+    }
+    __device__ __forceinline__ bool aligned16() const {
+        return (((uintptr_t)own | (uintptr_t)buf | (uintptr_t)sb | (skip * sizeof(T))) & 15) == 0;
+    }
+};
+
+/* Copies n bytes (or, for alltoalls, n elements of es bytes with strides) for the group. */
+template <class S>
+GSHMEMI_COLL_FN void gshmemi_move_copy(void *to, const void *from, size_t nbytes) {
+    gshmemi_copy_group<false>(to, from, nbytes, S::rank(), S::size());
+}
+template <class S>
+GSHMEMI_COLL_FN void gshmemi_move_local(void *to, const void *from, size_t nbytes) {
+    gshmemi_copy_group<true>(to, from, nbytes, S::rank(), S::size());
+}
+template <class S>
+GSHMEMI_COLL_FN void gshmemi_move_strided(void *to, const void *from, ptrdiff_t dst, ptrdiff_t sst,
+                                      size_t n, size_t es) {
+    unsigned r = S::rank(), z = S::size();
+    switch (es) {
+    case 1: gshmemi_copy_strided<false, 1>(to, from, dst, sst, n, r, z); break;
+    case 2: gshmemi_copy_strided<false, 2>(to, from, dst, sst, n, r, z); break;
+    case 4: gshmemi_copy_strided<false, 4>(to, from, dst, sst, n, r, z); break;
+    case 8: gshmemi_copy_strided<false, 8>(to, from, dst, sst, n, r, z); break;
+    default: gshmemi_copy_strided<false, 16>(to, from, dst, sst, n, r, z); break;
+    }
+}
+
+/* ---- reductions, reduce-scatter, scans ------------------------------------------------------ */
+/* what: GSHMEMI_COLL_REDUCE / REDUCESCATTER / INSCAN / EXSCAN. n = nreduce (elements per PE
+ * block for reducescatter) or nelems. */
+template <class T, int OP, class S, int U = 1>
+GSHMEMI_DEV void gshmemi_reduce_t(const gshmemi_team *t, int team, int what, T *dest,
+                                  const T *src, size_t n, int c, int nch, const char *call) {
+    const int m = t->size, me = t->my_idx;
+    size_t sbytes = (what == GSHMEMI_COLL_REDUCESCATTER ? (size_t)m : 1) * n * sizeof(T);
+    gshmemi_coll_check(t, dest, n * sizeof(T), src, sbytes, call);
+    unsigned sig = gshmemi_sig(100 + what, sizeof(T), OP, n, 0);
+    bool oneshot = nch == 1 && t->scratch && n * sizeof(T) <= t->scratch_bytes;
+    if (oneshot) {
+        /* epoch and one-shot count in one hand-out */
+        S::sync();
+        uint64_t e = *(volatile uint64_t *)t->epochs, q = *(volatile uint64_t *)t->seqs;
+        S::sync();
+        if (S::rank() == 0) {
+            *(volatile uint64_t *)t->epochs = e + 1;
+            *(volatile uint64_t *)t->seqs = q + 1;
+        }
+        e += 1;
+        const size_t par = (q + 1) & 1;
+        char *mybuf = t->scratch + par * (size_t)m * t->scratch_bytes;
+        /* push: member j receives what it needs from me in its buffer for sender me */
+        for (int j = 0; j < m; j++) {
+            if (j == me) continue;
+            if ((what == GSHMEMI_COLL_INSCAN || what == GSHMEMI_COLL_EXSCAN) && j < me) continue;
+            const T *from = what == GSHMEMI_COLL_REDUCESCATTER ? src + (size_t)j * n : src;
+            char *to = gshmemi_at(mybuf + (size_t)me * t->scratch_bytes, gshmemi_member_off(t, j));
+            gshmemi_move_copy<S>(to, from, n * sizeof(T));
+        }
+        uint64_t ns = gshmemi_sig_post<S>(t, 0, sig, call);
+        S::sync();
+        gshmemi_team_round<S>(t, 0, e, call);
+        gshmemi_sig_check<S>(t, team, 0, ns, sig, call);
+        gshmemi_in_scratch<T> in{what == GSHMEMI_COLL_REDUCESCATTER ? src + (size_t)me * n : src,
+                                 mybuf, t->scratch_bytes, 0, me};
+        if (what == GSHMEMI_COLL_INSCAN)
+            gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, in, dest, me + 1, 0, n, S::rank(), S::size());
+        else if (what == GSHMEMI_COLL_EXSCAN) {
+            if (me == 0) {
+                for (size_t k = S::rank(); k < n; k += S::size()) dest[k] = gshmemi_acc<T>::out(gshmemi_acc<T>::in((T)0));
+            } else
+                gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, in, dest, me, 0, n, S::rank(), S::size());
+        } else
+            gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, in, dest, m, 0, n, S::rank(), S::size());
+        S::sync();
+        return;
+    }
+    uint64_t e = gshmemi_take<S>(t->epochs + c, 2);
+    uint64_t ns = gshmemi_sig_post<S>(t, c, sig, call);
+    S::sync();
+    gshmemi_team_round<S>(t, c, e, call);
+    gshmemi_sig_check<S>(t, team, c, ns, sig, call);
+    constexpr size_t G = 16 / sizeof(T);
+    size_t lo, hi;
+    if (what == GSHMEMI_COLL_REDUCESCATTER) {
+        gshmemi_slice(n, c, nch, G, &lo, &hi);
+        gshmemi_in_peers<T> in{t, src + (size_t)me * n};
+        gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, U>(t, in, dest, m, lo, hi, S::rank(), S::size());
+    } else {
+        size_t olo, ohi;  /* my owner range, then my channel's slice of it */
+        gshmemi_slice(n, me, m, G, &olo, &ohi);
+        gshmemi_slice(ohi - olo, c, nch, G, &lo, &hi);
+        lo += olo;
+        hi += olo;
+        gshmemi_in_peers<T> in{t, src};
+        if (what == GSHMEMI_COLL_INSCAN)
+            gshmemi_combine<T, OP, GSHMEMI_OUT_SCAN_IN, U>(t, in, dest, m, lo, hi, S::rank(), S::size());
+        else if (what == GSHMEMI_COLL_EXSCAN)
+            gshmemi_combine<T, OP, GSHMEMI_OUT_SCAN_EX, U>(t, in, dest, m, lo, hi, S::rank(), S::size());
+        else
+            gshmemi_combine<T, OP, GSHMEMI_OUT_ALL, U>(t, in, dest, m, lo, hi, S::rank(), S::size());
+    }
+    S::sync();
+    gshmemi_team_round<S>(t, c, e + 1, call);
+}
+
+/* ---- data movers -------------------------------------------------------------------------- */
+/* what: GSHMEMI_MOVE_*. n: elements of es bytes per PE (per block for alltoall[s]); root:
+ * broadcast's team PE; dst/sst: alltoalls strides in elements. */
+template <class S>
+GSHMEMI_DEV void gshmemi_move_t(const gshmemi_team *t, int team, int what, void *dest,
+                                const void *src, size_t n, size_t es, int root, ptrdiff_t dst,
+                                ptrdiff_t sst, int c, int nch, const char *call) {
+    const int m = t->size, me = t->my_idx;
+    const size_t nb = n * es;
+    char *d = (char *)dest;
+    const char *s = (const char *)src;
+    if (what == GSHMEMI_MOVE_BROADCAST && (root < 0 || root >= m)) gshmemi_coll_bad_root(call, root, m);
+    {
+        size_t db = what == GSHMEMI_MOVE_BROADCAST ? nb : what == GSHMEMI_MOVE_COLLECT ? 0 : nb * m;
+        size_t sb = what == GSHMEMI_MOVE_ALLTOALL ? nb * m : what == GSHMEMI_MOVE_ALLTOALLS ? 0 : nb;
+        gshmemi_coll_check(t, dest, db, src, sb, call);
+    }
+    unsigned sig = gshmemi_sig(200 + what, (int)es, (int)(dst * 7919 + sst),
+                               what == GSHMEMI_MOVE_COLLECT ? 0 : n, root);
+    bool oneshot = nch == 1 && t->scratch && what != GSHMEMI_MOVE_COLLECT &&
+                   what != GSHMEMI_MOVE_ALLTOALLS && nb <= t->scratch_bytes;
+    if (oneshot) {
+        S::sync();
+        uint64_t e = *(volatile uint64_t *)t->epochs, q = *(volatile uint64_t *)t->seqs;
+        S::sync();
+        if (S::rank() == 0) {
+            *(volatile uint64_t *)t->epochs = e + 1;
+            *(volatile uint64_t *)t->seqs = q + 1;
+        }
+        e += 1;
+        const size_t par = (q + 1) & 1;
+        char *mybuf = t->scratch + par * (size_t)m * t->scratch_bytes;
+        char *slot_me = mybuf + (size_t)me * t->scratch_bytes;
+        if (what != GSHMEMI_MOVE_BROADCAST || me == root)
+            for (int j = 0; j < m; j++) {
+                if (j == me) continue;
+                const char *from = what == GSHMEMI_MOVE_ALLTOALL ? s + (size_t)j * nb : s;
+                gshmemi_move_copy<S>(gshmemi_at(slot_me, gshmemi_member_off(t, j)), from, nb);
+            }
+        uint64_t ns = gshmemi_sig_post<S>(t, 0, sig, call);
+        S::sync();
+        gshmemi_team_round<S>(t, 0, e, call);
+        gshmemi_sig_check<S>(t, team, 0, ns, sig, call);
+        if (what == GSHMEMI_MOVE_BROADCAST) {
+            const char *from = me == root ? s : mybuf + (size_t)root * t->scratch_bytes;
+            if (from != d) gshmemi_move_local<S>(d, from, nb);
+        } else {
+            for (int j = 0; j < m; j++) {
+                const char *from = j != me ? mybuf + (size_t)j * t->scratch_bytes
+                                 : what == GSHMEMI_MOVE_ALLTOALL ? s + (size_t)me * nb : s;
+                gshmemi_move_local<S>(d + (size_t)j * nb, from, nb);
+            }
+        }
+        S::sync();
+        return;
+    }
+    uint64_t e = gshmemi_take<S>(t->epochs + c, 2);
+    if (what == GSHMEMI_MOVE_COLLECT && S::rank() == 0)  /* my count, before my arrival flag */
+        for (int j = 0; j < m; j++)
+            gshmemi_st_relaxed(gshmemi_peer(t->vals + me, gshmemi_team_pe(t, j), 8, call), (uint64_t)n);
+    uint64_t ns = gshmemi_sig_post<S>(t, c, sig, call);
+    S::sync();
+    gshmemi_team_round<S>(t, c, e, call);
+    gshmemi_sig_check<S>(t, team, c, ns, sig, call);
+    size_t lo, hi;
+    if (what == GSHMEMI_MOVE_ALLTOALLS) {
+        gshmemi_slice(n, c, nch, 1, &lo, &hi);
+        for (int j = 0; j < m; j++)
+            gshmemi_move_strided<S>(gshmemi_at(d + ((size_t)me * n + lo) * dst * es, gshmemi_member_off(t, j)),
+                                    s + ((size_t)j * n + lo) * sst * es, dst, sst, hi - lo, es);
+    } else if (what == GSHMEMI_MOVE_COLLECT) {
+        size_t off = 0;
+        for (int j = 0; j < me; j++) off += gshmemi_ld_relaxed(t->vals + j);
+        gshmemi_slice(nb, c, nch, 16, &lo, &hi);
+        for (int j = 0; j < m; j++)
+            gshmemi_move_copy<S>(gshmemi_at(d + off * es + lo, gshmemi_member_off(t, j)), s + lo, hi - lo);
+    } else {
+        gshmemi_slice(nb, c, nch, 16, &lo, &hi);
+        if (what == GSHMEMI_MOVE_BROADCAST) {
+            if (me == root)
+                for (int j = 0; j < m; j++) {
+                    char *to = gshmemi_at(d, gshmemi_member_off(t, j)) + lo;
+                    if (to != s + lo) gshmemi_move_copy<S>(to, s + lo, hi - lo);
+                }
+        } else {
+            for (int j = 0; j < m; j++) {
+                /* start with the next member, so members do not all hit member 0 at once */
+                int jj = (me + 1 + j) % m;
+                const char *from = (what == GSHMEMI_MOVE_ALLTOALL ? s + (size_t)jj * nb : s) + lo;
+                gshmemi_move_copy<S>(gshmemi_at(d + (size_t)me * nb + lo, gshmemi_member_off(t, jj)), from, hi - lo);
+            }
+        }
+    }
+    S::sync();
+    gshmemi_team_round<S>(t, c, e + 1, call);
+}
+
+/* Entry points by team handle (the on-stream kernels pass the host's copy of the entry
+ * instead: no dependent loads from the team table before the first flag). */
+template <class T, int OP, class S, int U = 1>
+GSHMEMI_DEV void gshmemi_reduce(int team, int what, T *dest, const T *src, size_t n, int c,
+                                int nch, const char *call) {
+    gshmemi_reduce_t<T, OP, S, U>(gshmemi_team_member(team, call), team, what, dest, src, n, c,
+                                  nch, call);
+}
+template <class S>
+GSHMEMI_DEV void gshmemi_move(int team, int what, void *dest, const void *src, size_t n,
+                              size_t es, int root, ptrdiff_t dst, ptrdiff_t sst, int c, int nch,
+                              const char *call) {
+    gshmemi_move_t<S>(gshmemi_team_member(team, call), team, what, dest, src, n, es, root, dst,
+                      sst, c, nch, call);
+}
+
+/* ---- public device names ------------------------------------------------------------------ */
+/* The three scopes of every collective: DEF(prefix, suffix, scope). */
+#define GSHMEMI_COLL_SCOPES(DEF, ...)                                                        \
+    DEF(gshmemi_dev_, , thread, __VA_ARGS__)                                                 \
+    DEF(gshmemx_, _warp, warp, __VA_ARGS__)                                                  \
+    DEF(gshmemx_, _block, block, __VA_ARGS__)
+
+#define GSHMEMI_DEF_MOVE_MEM(prefix, suffix, scope, unused)                                  \
+    GSHMEMI_DEV int prefix##broadcastmem##suffix(int team, void *dest, const void *src,      \
+                                                 size_t nbytes, int root) {                  \
+        gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_BROADCAST, dest, src, nbytes, 1, \
+                                            root, 1, 1, 0, 1, #prefix "broadcastmem" #suffix); \
+        return 0;                                                                            \
+    }                                                                                        \
+    GSHMEMI_DEV int prefix##fcollectmem##suffix(int team, void *dest, const void *src,       \
+                                                size_t nbytes) {                             \
+        gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_FCOLLECT, dest, src, nbytes, 1, 0, \
+                                            1, 1, 0, 1, #prefix "fcollectmem" #suffix);      \
+        return 0;                                                                            \
+    }                                                                                        \
+    GSHMEMI_DEV int prefix##collectmem##suffix(int team, void *dest, const void *src,        \
+                                               size_t nbytes) {                              \
+        gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_COLLECT, dest, src, nbytes, 1, 0, \
+                                            1, 1, 0, 1, #prefix "collectmem" #suffix);       \
+        return 0;                                                                            \
+    }                                                                                        \
+    GSHMEMI_DEV int prefix##alltoallmem##suffix(int team, void *dest, const void *src,       \
+                                                size_t nbytes) {                             \
+        gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_ALLTOALL, dest, src, nbytes, 1, 0, \
+                                            1, 1, 0, 1, #prefix "alltoallmem" #suffix);      \
+        return 0;                                                                            \
+    }                                                                                        \
+    GSHMEMI_DEV int prefix##alltoallsmem##suffix(int team, void *dest, const void *src,      \
+                                                 ptrdiff_t dst, ptrdiff_t sst, size_t nelems) { \
+        gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_ALLTOALLS, dest, src, nelems, 1, 0, \
+                                            dst, sst, 0, 1, #prefix "alltoallsmem" #suffix); \
+        return 0;                                                                            \
+    }
+GSHMEMI_COLL_SCOPES(GSHMEMI_DEF_MOVE_MEM, 0)
+
+#define GSHMEMI_DEF_MOVE_TYPED(prefix, suffix, scope, NAME, T)                               \
+    GSHMEMI_DEV int prefix##NAME##_broadcast##suffix(int team, T *dest, const T *src,        \
+                                                     size_t nelems, int root) {              \
+        gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_BROADCAST, dest, src, nelems,   \
+                                            sizeof(T), root, 1, 1, 0, 1,                     \
+                                            #prefix #NAME "_broadcast" #suffix);             \
+        return 0;                                                                            \
+    }                                                                                        \
+    GSHMEMI_DEV int prefix##NAME##_fcollect##suffix(int team, T *dest, const T *src,         \
+                                                    size_t nelems) {                         \
+        gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_FCOLLECT, dest, src, nelems,    \
+                                            sizeof(T), 0, 1, 1, 0, 1,                        \
+                                            #prefix #NAME "_fcollect" #suffix);              \
+        return 0;                                                                            \
+    }                                                                                        \
+    GSHMEMI_DEV int prefix##NAME##_collect##suffix(int team, T *dest, const T *src,          \
+                                                   size_t nelems) {                          \
+        gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_COLLECT, dest, src, nelems,     \
+                                            sizeof(T), 0, 1, 1, 0, 1,                        \
+                                            #prefix #NAME "_collect" #suffix);               \
+        return 0;                                                                            \
+    }                                                                                        \
+    GSHMEMI_DEV int prefix##NAME##_alltoall##suffix(int team, T *dest, const T *src,         \
+                                                    size_t nelems) {                         \
+        gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_ALLTOALL, dest, src, nelems,    \
+                                            sizeof(T), 0, 1, 1, 0, 1,                        \
+                                            #prefix #NAME "_alltoall" #suffix);              \
+        return 0;                                                                            \
+    }                                                                                        \
+    GSHMEMI_DEV int prefix##NAME##_alltoalls##suffix(int team, T *dest, const T *src,        \
+                                                     ptrdiff_t dst, ptrdiff_t sst,           \
+                                                     size_t nelems) {                        \
+        gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_ALLTOALLS, dest, src, nelems,   \
+                                            sizeof(T), 0, dst, sst, 0, 1,                    \
+                                            #prefix #NAME "_alltoalls" #suffix);             \
+        return 0;                                                                            \
+    }
+#define GSHMEMI_DEF_MOVE_TYPED_ALL(NAME, T) GSHMEMI_COLL_SCOPES(GSHMEMI_DEF_MOVE_TYPED, NAME, T)
+GSHMEM_RMA_TYPES(GSHMEMI_DEF_MOVE_TYPED_ALL)
+
+#define GSHMEMI_DEF_REDUCE(prefix, suffix, scope, NAME, T, OPNAME, OPCODE)                   \
+    GSHMEMI_DEV int prefix##NAME##_##OPNAME##_reduce##suffix(int team, T *dest, const T *src, \
+                                                             size_t nreduce) {               \
+        gshmemi_reduce<T, OPCODE, gshmemi_scope_##scope>(team, GSHMEMI_COLL_REDUCE, dest, src, \
+                                                         nreduce, 0, 1,                      \
+                                                         #prefix #NAME "_" #OPNAME "_reduce" #suffix); \
+        return 0;                                                                            \
+    }                                                                                        \
+    GSHMEMI_DEV int prefix##NAME##_##OPNAME##_reducescatter##suffix(int team, T *dest,       \
+                                                                    const T *src, size_t nreduce) { \
+        gshmemi_reduce<T, OPCODE, gshmemi_scope_##scope>(team, GSHMEMI_COLL_REDUCESCATTER, dest, \
+                                                         src, nreduce, 0, 1,                 \
+                                                         #prefix #NAME "_" #OPNAME "_reducescatter" #suffix); \
+        return 0;                                                                            \
+    }
+#define GSHMEMI_DEF_SCAN(prefix, suffix, scope, NAME, T)                                     \
+    GSHMEMI_DEV int prefix##NAME##_sum_inscan##suffix(int team, T *dest, const T *src,       \
+                                                      size_t nelems) {                       \
+        gshmemi_reduce<T, GSHMEMI_OP_SUM, gshmemi_scope_##scope>(team, GSHMEMI_COLL_INSCAN, dest, \
+                                                                 src, nelems, 0, 1,          \
+                                                                 #prefix #NAME "_sum_inscan" #suffix); \
+        return 0;                                                                            \
+    }                                                                                        \
+    GSHMEMI_DEV int prefix##NAME##_sum_exscan##suffix(int team, T *dest, const T *src,       \
+                                                      size_t nelems) {                       \
+        gshmemi_reduce<T, GSHMEMI_OP_SUM, gshmemi_scope_##scope>(team, GSHMEMI_COLL_EXSCAN, dest, \
+                                                                 src, nelems, 0, 1,          \
+                                                                 #prefix #NAME "_sum_exscan" #suffix); \
+        return 0;                                                                            \
+    }
+/* one (operator, type) pair in every scope; operator lists applied to each type list */
+#define GSHMEMI_DEF_REDUCE_S(OPNAME, OPCODE, NAME, T)                                        \
+    GSHMEMI_COLL_SCOPES(GSHMEMI_DEF_REDUCE, NAME, T, OPNAME, OPCODE)
+#define GSHMEMI_DEF_REDUCE_BIT(NAME, T) GSHMEM_REDUCE_BIT_OPS(GSHMEMI_DEF_REDUCE_S, NAME, T)
+#define GSHMEMI_DEF_REDUCE_ARITH(NAME, T)                                                    \
+    GSHMEM_REDUCE_ARITH_OPS(GSHMEMI_DEF_REDUCE_S, NAME, T)                                   \
+    GSHMEMI_COLL_SCOPES(GSHMEMI_DEF_SCAN, NAME, T)
+GSHMEM_REDUCE_BIT_TYPES(GSHMEMI_DEF_REDUCE_BIT)
+GSHMEM_REDUCE_ARITH_TYPES(GSHMEMI_DEF_REDUCE_ARITH)
+GSHMEM_REDUCE_HALF_TYPES(GSHMEMI_DEF_REDUCE_ARITH)
+
+#endif

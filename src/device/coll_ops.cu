@@ -1,0 +1,112 @@
+// Kernels behind the host forms of team syncs and collectives: block c of the grid runs
+// channel c of the same header-inline code a user's kernel calls (gshmem/device/coll.h), so
+// the device, on-stream and blocking host forms share one implementation. One kernel per
+// (element type, operator) for reductions, over the storage types the OpenSHMEM names map to.
+#include <type_traits>
+#include "gshmem.h"
+#include "launch.cuh"
+
+extern "C" {
+#include "internal.h"
+}
+
+// The names device-side messages give (the host already checked the arguments; what is
+// left to report from here is a mismatch between PEs or a wait that timed out).
+__device__ static const char *gshmemi_move_name(int what) {
+    switch (what) {
+    case GSHMEMI_MOVE_BROADCAST: return "broadcast (host/on-stream form)";
+    case GSHMEMI_MOVE_FCOLLECT: return "fcollect (host/on-stream form)";
+    case GSHMEMI_MOVE_COLLECT: return "collect (host/on-stream form)";
+    case GSHMEMI_MOVE_ALLTOALL: return "alltoall (host/on-stream form)";
+    default: return "alltoalls (host/on-stream form)";
+    }
+}
+__device__ static const char *gshmemi_reduce_name(int what) {
+    switch (what) {
+    case GSHMEMI_COLL_REDUCE: return "reduce (host/on-stream form)";
+    case GSHMEMI_COLL_REDUCESCATTER: return "reducescatter (host/on-stream form)";
+    case GSHMEMI_COLL_INSCAN: return "sum_inscan (host/on-stream form)";
+    default: return "sum_exscan (host/on-stream form)";
+    }
+}
+
+// Every kernel gets the team's entry by value (the host's copy), so its first flag store
+// does not wait behind loads from the team table, and starts with gshmemi_pdl_enter.
+__global__ void gshmemi_team_sync_kernel(gshmemi_team t) {
+    gshmemi_pdl_enter();
+    gshmemi_team_sync_t<gshmemi_scope_warp>(&t, "gshmem_team_sync (host/on-stream form)");
+}
+
+__global__ void gshmemi_move_kernel(gshmemi_team t, int what, int team, void *dest,
+                                    const void *src, size_t n, size_t es, int root, ptrdiff_t dst,
+                                    ptrdiff_t sst) {
+    gshmemi_pdl_enter();
+    gshmemi_move_t<gshmemi_scope_block>(&t, team, what, dest, src, n, es, root, dst, sst,
+                                        (int)blockIdx.x, (int)gridDim.x, gshmemi_move_name(what));
+}
+
+template <class T, int OP>
+__global__ void gshmemi_reduce_kernel(gshmemi_team t, int what, int team, T *dest, const T *src,
+                                      size_t n) {
+    gshmemi_pdl_enter();
+    gshmemi_reduce_t<T, OP, gshmemi_scope_block, 4>(&t, team, what, dest, src, n,
+                                                    (int)blockIdx.x, (int)gridDim.x,
+                                                    gshmemi_reduce_name(what));
+}
+
+extern "C" int gshmemi_launch_team_sync(void *stream, const void *team_entry) {
+    return launch_k(gshmemi_team_sync_kernel, 1, 32, stream, *(const gshmemi_team *)team_entry);
+}
+
+extern "C" int gshmemi_launch_move(void *stream, const void *team_entry, int what, int team,
+                                   void *dest, const void *src, size_t n, size_t es, int root,
+                                   ptrdiff_t dst, ptrdiff_t sst, int nch, int threads) {
+    return launch_k(gshmemi_move_kernel, nch, threads, stream, *(const gshmemi_team *)team_entry,
+                    what, team, dest, src, n, es, root, dst, sst);
+}
+
+template <class T, int OP>
+static int launch(void *stream, const void *te, int what, int team, void *dest, const void *src,
+                  size_t n, int nch, int threads) {
+    return launch_k(gshmemi_reduce_kernel<T, OP>, nch, threads, stream,
+                    *(const gshmemi_team *)te, what, team, (T *)dest, (const T *)src, n);
+}
+
+template <class T>
+static int launch_op(int op, void *stream, const void *te, int what, int team, void *dest,
+                     const void *src, size_t n, int nch, int threads) {
+    switch (op) {
+#define GSHMEMI_CASE(OPNAME, OPCODE, unused)                                                 \
+    case OPCODE: return launch<T, OPCODE>(stream, te, what, team, dest, src, n, nch, threads);
+        GSHMEM_REDUCE_ARITH_OPS(GSHMEMI_CASE, 0)
+#undef GSHMEMI_CASE
+    default: break;
+    }
+    if constexpr (std::is_integral<T>::value) {
+        switch (op) {
+#define GSHMEMI_CASE(OPNAME, OPCODE, unused)                                                 \
+    case OPCODE: return launch<T, OPCODE>(stream, te, what, team, dest, src, n, nch, threads);
+            GSHMEM_REDUCE_BIT_OPS(GSHMEMI_CASE, 0)
+#undef GSHMEMI_CASE
+        default: break;
+        }
+    }
+    return (int)cudaErrorInvalidValue;
+}
+
+// Storage types by GSHMEMI_TYPE_CODE: every OpenSHMEM reduction type is one of these.
+extern "C" int gshmemi_launch_reduce(void *stream, const void *te, int what, int op, int type_code,
+                                     int team, void *dest, const void *src, size_t n, int nch,
+                                     int threads) {
+#define GSHMEMI_TC(KIND, T)                                                                  \
+    case GSHMEMI_KIND_##KIND * 16 + (int)sizeof(T):                                          \
+        return launch_op<T>(op, stream, te, what, team, dest, src, n, nch, threads);
+    switch (type_code) {
+        GSHMEMI_TC(UINT, uint8_t) GSHMEMI_TC(UINT, uint16_t) GSHMEMI_TC(UINT, uint32_t)
+        GSHMEMI_TC(UINT, uint64_t) GSHMEMI_TC(SINT, int8_t) GSHMEMI_TC(SINT, int16_t)
+        GSHMEMI_TC(SINT, int32_t) GSHMEMI_TC(SINT, int64_t) GSHMEMI_TC(FLOAT, float)
+        GSHMEMI_TC(FLOAT, double) GSHMEMI_TC(FLOAT, __half) GSHMEMI_TC(BF16, __nv_bfloat16)
+    default: return (int)cudaErrorInvalidValue;
+    }
+#undef GSHMEMI_TC
+}

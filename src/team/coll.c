@@ -1,0 +1,128 @@
+/* Host forms of the collectives: check the arguments here (a message that names the call,
+ * the PE and the argument, instead of a fault in a kernel), choose how many channels
+ * (blocks) the kernel runs, and launch it on the caller's stream (on-stream forms: nothing
+ * else, so they are safe inside CUDA graph capture) or on the internal stream and wait (the
+ * blocking host forms). The same rule picks the channel count on every PE, since it depends
+ * only on arguments every member passes alike. */
+#include <cuda_runtime.h>
+
+#include "internal.h"
+#include "gshmem.h"
+
+/* Messages up to the team's scratch size take the one-shot path in one block; larger ones
+ * get one block per CHANNEL_BYTES of traffic, up to GSHMEMI_MAX_CHANNELS. */
+#define CHANNEL_BYTES ((size_t)gshmemi_cfg.COLL_CHANNEL_BYTES)
+#define THREADS threads_per_block()
+
+static int threads_per_block(void) {
+    int t = gshmemi_cfg.COLL_THREADS;
+    return t >= 32 && t <= 1024 && t % 32 == 0 ? t : 512;
+}
+#define COLLECT_CHANNELS 8   /* collect: counts differ per PE, so a fixed count */
+
+static int channels(const gshmemi_team *t, size_t per_sender, size_t total, bool oneshot_ok) {
+    if (oneshot_ok && t->scratch && per_sender <= t->scratch_bytes) return 1;
+    size_t n = total / CHANNEL_BYTES;
+    if (n < 1) n = 1;
+    size_t most = (size_t)gshmemi_cfg.COLL_MAX_CHANNELS;
+    if (most < 1 || most > GSHMEMI_MAX_CHANNELS) most = GSHMEMI_MAX_CHANNELS;
+    if (n > most) n = most;
+    return (int)n;
+}
+
+static int check_buf(const char *call, const char *which, const void *p, size_t n) {
+    const gshmemi_heap *h = &gshmemi_g.heap;
+    if (n == 0) return 0;
+    if ((const char *)p < h->base || (const char *)p + n > h->base + h->mapped) {
+        gshmemi_error("%s: %s %p (+%zu bytes) is not inside the symmetric heap [%p, %p) on PE %d; "
+                      "collective buffers must come from gshmem_malloc and be large enough",
+                      call, which, p, n, (void *)h->base, (void *)(h->base + h->mapped),
+                      gshmemi_g.mype);
+        return GSHMEM_ERR_INVALID_ARG;
+    }
+    return 0;
+}
+
+static int finish(int err, gshmemx_stream_t stream, int blocking, const char *call) {
+    if (!err && blocking) err = (int)cudaStreamSynchronize((cudaStream_t)gshmemi_g.stream);
+    (void)stream;
+    if (err) {
+        gshmemi_host_cuda(err, call, blocking ? "collective kernel" : "kernel launch");
+        return GSHMEM_ERR_CUDA;
+    }
+    return 0;
+}
+
+int gshmemi_host_team_sync(gshmem_team_t team, gshmemx_stream_t stream, int blocking,
+                           const char *call) {
+    const gshmemi_team *t = gshmemi_team_lookup(team, call);
+    if (!t) return GSHMEM_ERR_INVALID_ARG;
+    void *st = blocking ? gshmemi_g.stream : (void *)stream;
+    return finish(gshmemi_launch_team_sync(st, t), stream, blocking, call);
+}
+
+int gshmemi_host_move(int what, gshmem_team_t team, void *dest, const void *src, size_t nelems,
+                      size_t es, int root, ptrdiff_t dst, ptrdiff_t sst,
+                      gshmemx_stream_t stream, int blocking, const char *call) {
+    const gshmemi_team *t = gshmemi_team_lookup(team, call);
+    if (!t) return GSHMEM_ERR_INVALID_ARG;
+    size_t m = (size_t)t->size, nb = nelems * es;
+    size_t dbytes = 0, sbytes = 0, total = 0;
+    switch (what) {
+    case GSHMEMI_MOVE_BROADCAST:
+        if (root < 0 || root >= t->size) {
+            gshmemi_error("%s: PE_root %d is not a PE number of team %d (which has %d PEs)", call,
+                          root, team, t->size);
+            return GSHMEM_ERR_INVALID_ARG;
+        }
+        dbytes = sbytes = nb;
+        total = nb * (m - 1);
+        break;
+    case GSHMEMI_MOVE_FCOLLECT: dbytes = nb * m; sbytes = nb; total = nb * m; break;
+    case GSHMEMI_MOVE_COLLECT: sbytes = nb; break;  /* dest size depends on the others */
+    case GSHMEMI_MOVE_ALLTOALL: dbytes = sbytes = nb * m; total = nb * m; break;
+    case GSHMEMI_MOVE_ALLTOALLS:
+        if (dst < 1 || sst < 1) {
+            gshmemi_error("%s: strides must be >= 1 (dst %td, sst %td)", call, dst, sst);
+            return GSHMEM_ERR_INVALID_ARG;
+        }
+        if (nelems) {
+            dbytes = ((m * nelems - 1) * (size_t)dst + 1) * es;
+            sbytes = ((m * nelems - 1) * (size_t)sst + 1) * es;
+        }
+        total = nb * m;
+        break;
+    default: return GSHMEM_ERR_INTERNAL;
+    }
+    if (check_buf(call, "dest", dest, dbytes) || check_buf(call, "source", src, sbytes))
+        return GSHMEM_ERR_INVALID_ARG;
+    int nch = what == GSHMEMI_MOVE_COLLECT ? COLLECT_CHANNELS
+              : channels(t, nb, total, what != GSHMEMI_MOVE_ALLTOALLS);
+    void *st = blocking ? gshmemi_g.stream : (void *)stream;
+    return finish(gshmemi_launch_move(st, t, what, team, dest, src, nelems, es, root, dst, sst, nch,
+                                      THREADS), stream, blocking, call);
+}
+
+int gshmemi_host_reduce(int what, int op, int type_code, gshmem_team_t team, void *dest,
+                        const void *src, size_t nelems, gshmemx_stream_t stream, int blocking,
+                        const char *call) {
+    const gshmemi_team *t = gshmemi_team_lookup(team, call);
+    if (!t) return GSHMEM_ERR_INVALID_ARG;
+    size_t es = (size_t)(type_code & 15), m = (size_t)t->size, nb = nelems * es;
+    size_t sbytes = what == GSHMEMI_COLL_REDUCESCATTER ? nb * m : nb;
+    if (check_buf(call, "dest", dest, nb) || check_buf(call, "source", src, sbytes))
+        return GSHMEM_ERR_INVALID_ARG;
+    bool in_place_ok = what != GSHMEMI_COLL_REDUCESCATTER && dest == src;
+    if (!in_place_ok && (char *)dest < (const char *)src + sbytes && (const char *)src < (char *)dest + nb) {
+        gshmemi_error("%s: dest and source overlap%s", call,
+                      what == GSHMEMI_COLL_REDUCESCATTER ? " (reducescatter cannot run in place)"
+                                                         : " without being the same array");
+        return GSHMEM_ERR_INVALID_ARG;
+    }
+    /* two-round traffic per PE: reads and writes of about 2 * nb (reduce-scatter: nb * m) */
+    size_t total = what == GSHMEMI_COLL_REDUCESCATTER ? nb * m : 2 * nb;
+    int nch = channels(t, nb, total, true);
+    void *st = blocking ? gshmemi_g.stream : (void *)stream;
+    return finish(gshmemi_launch_reduce(st, t, what, op, type_code, team, dest, src, nelems, nch,
+                                        THREADS), stream, blocking, call);
+}
