@@ -21,7 +21,7 @@ static int threads_per_block(void) {
 #define COLLECT_CHANNELS 8   /* collect: counts differ per PE, so a fixed count */
 
 static int channels(const gshmemi_team *t, size_t per_sender, size_t total, bool oneshot_ok) {
-    if (oneshot_ok && t->scratch && per_sender <= t->scratch_bytes) return 1;
+    if (oneshot_ok && t->scratch && per_sender <= t->scratch_bytes / 2) return 1;
     size_t n = total / CHANNEL_BYTES;
     if (n < 1) n = 1;
     size_t most = (size_t)gshmemi_cfg.COLL_MAX_CHANNELS;

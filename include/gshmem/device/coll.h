@@ -315,6 +315,89 @@ GSHMEMI_COLL_FN void gshmemi_move_strided(void *to, const void *from, ptrdiff_t 
     }
 }
 
+/* ---- LL (low-latency) messages of the one-shot path --------------------------------------- */
+/* A message is a run of 8-byte words, 4 bytes of data and 4 bytes of flag (the one-shot
+ * count), written with single-copy-atomic stores: a reader that sees the flag sees the data,
+ * so no fence and no separate flag round (the fence would wait for the NVLink round trip of
+ * every store). Threads move 16 bytes (two words, two flags) at a time. Every member sends
+ * every other member a message (at least one word), so finishing one-shot q still proves
+ * every member has started it, which is what the two scratch parities rely on. */
+GSHMEMI_DEV uint32_t gshmemi_ll_load4(const char *p, size_t i, size_t nb) {
+    if (i + 4 <= nb && ((uintptr_t)(p + i) & 3) == 0) return *(const uint32_t *)(p + i);
+    uint32_t v = 0;
+    for (int b = 0; b < 4; b++)
+        if (i + b < nb) v |= (uint32_t)(uint8_t)p[i + b] << (8 * b);
+    return v;
+}
+GSHMEMI_DEV void gshmemi_ll_store4(char *p, size_t i, size_t nb, uint32_t v) {
+    if (i + 4 <= nb && ((uintptr_t)(p + i) & 3) == 0) {
+        *(uint32_t *)(p + i) = v;
+        return;
+    }
+    for (int b = 0; b < 4; b++)
+        if (i + b < nb) p[i + b] = (char)(v >> (8 * b));
+}
+/* Words of an nb-byte message, in pairs (16-byte units). */
+GSHMEMI_DEV size_t gshmemi_ll_pairs(size_t nb) { return nb ? (nb + 7) / 8 : 1; }
+
+/* Send nb bytes of `from` as LL words to `to` (a peer's scratch), flag f. */
+template <class S>
+GSHMEMI_COLL_FN void gshmemi_ll_send(char *to, const char *from, size_t nb, uint32_t f) {
+    size_t np = gshmemi_ll_pairs(nb);
+    for (size_t p = S::rank(); p < np; p += S::size()) {
+        uint64_t lo = (uint64_t)f << 32 | gshmemi_ll_load4(from, 8 * p, nb);
+        uint64_t hi = (uint64_t)f << 32 | gshmemi_ll_load4(from, 8 * p + 4, nb);
+        asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(to + 16 * p), "l"(lo), "l"(hi)
+                     : "memory");
+    }
+}
+/* Receive nb bytes from my scratch `from` into `to` once every word carries flag f. */
+template <class S>
+GSHMEMI_COLL_FN void gshmemi_ll_recv(char *to, const char *from, size_t nb, uint32_t f,
+                                     const char *call) {
+    size_t np = gshmemi_ll_pairs(nb);
+    const gshmemi_device_state *s = &gshmemi_dstate;
+    for (size_t p = S::rank(); p < np; p += S::size()) {
+        uint64_t lo, hi;
+        gshmemi_deadline dl = {0, 0};
+        double secs;
+        for (;;) {
+            asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi)
+                         : "l"(from + 16 * p) : "memory");
+            if ((uint32_t)(lo >> 32) == f && (uint32_t)(hi >> 32) == f) break;
+            if (dl.expired(s, &secs))
+                gshmemi_wait_expired(call, from + 16 * p, GSHMEM_CMP_EQ, f,
+                                     (uint32_t)(lo >> 32) != f ? lo >> 32 : hi >> 32, secs);
+        }
+        if (to) {
+            gshmemi_ll_store4(to, 8 * p, nb, (uint32_t)lo);
+            gshmemi_ll_store4(to, 8 * p + 4, nb, (uint32_t)hi);
+        }
+    }
+}
+
+/* The one-shot hand-out: this team's one-shot count (flag and parity). With GSHMEM_DEBUG the
+ * members also exchange signatures in a flag round first. */
+template <class S>
+GSHMEMI_DEV uint32_t gshmemi_oneshot_begin(const gshmemi_team *t, int team, unsigned sig,
+                                           const char *call) {
+    if (gshmemi_dstate.debug >= 1) {
+        uint64_t e = gshmemi_take<S>(t->epochs, 1);
+        uint64_t ns = gshmemi_sig_post<S>(t, 0, sig, call);
+        S::sync();
+        gshmemi_team_round<S>(t, 0, e, call);
+        gshmemi_sig_check<S>(t, team, 0, ns, sig, call);
+    }
+    return (uint32_t)gshmemi_take<S>(t->seqs, 1);
+}
+/* LL area for sender j on this PE (parity of f), and the unpack area of sender j. */
+GSHMEMI_DEV char *gshmemi_ll_area(const gshmemi_team *t, uint32_t f, int j) {
+    return t->scratch + ((size_t)(f & 1) * t->size + j) * t->scratch_bytes;
+}
+GSHMEMI_DEV char *gshmemi_unpack_area(const gshmemi_team *t, int j) {
+    return t->scratch + (2 * (size_t)t->size * t->scratch_bytes) + (size_t)j * (t->scratch_bytes / 2);
+}
+
 /* ---- reductions, reduce-scatter, scans ------------------------------------------------------ */
 /* what: GSHMEMI_COLL_REDUCE / REDUCESCATTER / INSCAN / EXSCAN. n = nreduce (elements per PE
  * block for reducescatter) or nelems. */
@@ -325,33 +408,26 @@ GSHMEMI_DEV void gshmemi_reduce_t(const gshmemi_team *t, int team, int what, T *
     size_t sbytes = (what == GSHMEMI_COLL_REDUCESCATTER ? (size_t)m : 1) * n * sizeof(T);
     gshmemi_coll_check(t, dest, n * sizeof(T), src, sbytes, call);
     unsigned sig = gshmemi_sig(100 + what, sizeof(T), OP, n, 0);
-    bool oneshot = nch == 1 && t->scratch && n * sizeof(T) <= t->scratch_bytes;
-    if (oneshot) {
-        /* epoch and one-shot count in one hand-out */
-        S::sync();
-        uint64_t e = *(volatile uint64_t *)t->epochs, q = *(volatile uint64_t *)t->seqs;
-        S::sync();
-        if (S::rank() == 0) {
-            *(volatile uint64_t *)t->epochs = e + 1;
-            *(volatile uint64_t *)t->seqs = q + 1;
+    const size_t nb = n * sizeof(T);
+    if (nch == 1 && t->scratch && nb <= t->scratch_bytes / 2) {
+        /* one-shot: LL messages to every member (scans: data only to higher members) */
+        const uint32_t f = gshmemi_oneshot_begin<S>(t, team, sig, call);
+        const bool scan = what == GSHMEMI_COLL_INSCAN || what == GSHMEMI_COLL_EXSCAN;
+        for (int jj = 1; jj < m; jj++) {
+            int j = (me + jj) % m;
+            const char *from = (const char *)(what == GSHMEMI_COLL_REDUCESCATTER ? src + (size_t)j * n : src);
+            char *to = gshmemi_at(gshmemi_ll_area(t, f, me), gshmemi_member_off(t, j));
+            gshmemi_ll_send<S>(to, from, scan && j < me ? 0 : nb, f);
         }
-        e += 1;
-        const size_t par = (q + 1) & 1;
-        char *mybuf = t->scratch + par * (size_t)m * t->scratch_bytes;
-        /* push: member j receives what it needs from me in its buffer for sender me */
-        for (int j = 0; j < m; j++) {
-            if (j == me) continue;
-            if ((what == GSHMEMI_COLL_INSCAN || what == GSHMEMI_COLL_EXSCAN) && j < me) continue;
-            const T *from = what == GSHMEMI_COLL_REDUCESCATTER ? src + (size_t)j * n : src;
-            char *to = gshmemi_at(mybuf + (size_t)me * t->scratch_bytes, gshmemi_member_off(t, j));
-            gshmemi_move_copy<S>(to, from, n * sizeof(T));
+        for (int jj = 1; jj < m; jj++) {
+            int j = (me + m - jj) % m;
+            bool used = !scan || j < me;
+            gshmemi_ll_recv<S>(used ? gshmemi_unpack_area(t, j) : (char *)0, gshmemi_ll_area(t, f, j),
+                               used ? nb : 0, f, call);
         }
-        uint64_t ns = gshmemi_sig_post<S>(t, 0, sig, call);
         S::sync();
-        gshmemi_team_round<S>(t, 0, e, call);
-        gshmemi_sig_check<S>(t, team, 0, ns, sig, call);
         gshmemi_in_scratch<T> in{what == GSHMEMI_COLL_REDUCESCATTER ? src + (size_t)me * n : src,
-                                 mybuf, t->scratch_bytes, 0, me};
+                                 gshmemi_unpack_area(t, 0), t->scratch_bytes / 2, 0, me};
         if (what == GSHMEMI_COLL_INSCAN)
             gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, in, dest, me + 1, 0, n, S::rank(), S::size());
         else if (what == GSHMEMI_COLL_EXSCAN) {
@@ -412,40 +488,24 @@ GSHMEMI_DEV void gshmemi_move_t(const gshmemi_team *t, int team, int what, void 
     }
     unsigned sig = gshmemi_sig(200 + what, (int)es, (int)(dst * 7919 + sst),
                                what == GSHMEMI_MOVE_COLLECT ? 0 : n, root);
-    bool oneshot = nch == 1 && t->scratch && what != GSHMEMI_MOVE_COLLECT &&
-                   what != GSHMEMI_MOVE_ALLTOALLS && nb <= t->scratch_bytes;
-    if (oneshot) {
-        S::sync();
-        uint64_t e = *(volatile uint64_t *)t->epochs, q = *(volatile uint64_t *)t->seqs;
-        S::sync();
-        if (S::rank() == 0) {
-            *(volatile uint64_t *)t->epochs = e + 1;
-            *(volatile uint64_t *)t->seqs = q + 1;
+    if (nch == 1 && t->scratch && what != GSHMEMI_MOVE_COLLECT && what != GSHMEMI_MOVE_ALLTOALLS &&
+        nb <= t->scratch_bytes / 2) {
+        /* one-shot: LL messages to every member, received straight into dest */
+        const uint32_t f = gshmemi_oneshot_begin<S>(t, team, sig, call);
+        const bool bc = what == GSHMEMI_MOVE_BROADCAST;
+        for (int jj = 1; jj < m; jj++) {
+            int j = (me + jj) % m;
+            const char *from = what == GSHMEMI_MOVE_ALLTOALL ? s + (size_t)j * nb : s;
+            char *to = gshmemi_at(gshmemi_ll_area(t, f, me), gshmemi_member_off(t, j));
+            gshmemi_ll_send<S>(to, from, bc && me != root ? 0 : nb, f);
         }
-        e += 1;
-        const size_t par = (q + 1) & 1;
-        char *mybuf = t->scratch + par * (size_t)m * t->scratch_bytes;
-        char *slot_me = mybuf + (size_t)me * t->scratch_bytes;
-        if (what != GSHMEMI_MOVE_BROADCAST || me == root)
-            for (int j = 0; j < m; j++) {
-                if (j == me) continue;
-                const char *from = what == GSHMEMI_MOVE_ALLTOALL ? s + (size_t)j * nb : s;
-                gshmemi_move_copy<S>(gshmemi_at(slot_me, gshmemi_member_off(t, j)), from, nb);
-            }
-        uint64_t ns = gshmemi_sig_post<S>(t, 0, sig, call);
-        S::sync();
-        gshmemi_team_round<S>(t, 0, e, call);
-        gshmemi_sig_check<S>(t, team, 0, ns, sig, call);
-        if (what == GSHMEMI_MOVE_BROADCAST) {
-            const char *from = me == root ? s : mybuf + (size_t)root * t->scratch_bytes;
-            if (from != d) gshmemi_move_local<S>(d, from, nb);
-        } else {
-            for (int j = 0; j < m; j++) {
-                const char *from = j != me ? mybuf + (size_t)j * t->scratch_bytes
-                                 : what == GSHMEMI_MOVE_ALLTOALL ? s + (size_t)me * nb : s;
-                gshmemi_move_local<S>(d + (size_t)j * nb, from, nb);
-            }
+        for (int jj = 1; jj < m; jj++) {
+            int j = (me + m - jj) % m;
+            char *to = bc ? (j == root ? d : (char *)0) : d + (size_t)j * nb;
+            gshmemi_ll_recv<S>(to, gshmemi_ll_area(t, f, j), bc && j != root ? 0 : nb, f, call);
         }
+        if (!bc) gshmemi_move_local<S>(d + (size_t)me * nb, what == GSHMEMI_MOVE_ALLTOALL ? s + (size_t)me * nb : s, nb);
+        else if (me == root && d != s) gshmemi_move_local<S>(d, s, nb);
         S::sync();
         return;
     }
