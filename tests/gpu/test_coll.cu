@@ -441,7 +441,7 @@ template <class T> static void run_round(const round_t &r) {
              "dest +%zu, source +%zu elements", r.id, form_name[r.form], r.te->name,
              red ? op_name[r.op] : scan ? "sum_" : "", red ? (r.coll == C_REDUCE ? "_reduce" : "_reducescatter")
              : coll_name[r.coll], shape_name[r.shape], nt, me_t, n, r.inplace ? ", in place" : "",
-             r.form == F_BLOCK ? (r.threads == 1024 ? ", 1024 threads" : ", 256 threads") : "", r.doff, r.soff);
+             r.form == F_BLOCK ? (r.threads == 768 ? ", 768 threads" : ", 256 threads") : "", r.doff, r.soff);
 
     /* extents (elements) of sources and dest */
     std::vector<size_t> cnt(nt > 0 ? nt : 1, n);
@@ -654,7 +654,7 @@ static round_t make_round(const tentry *te, int coll, int op, int form, int shap
     r.dst = 1 + rng_next(&g_rng) % MAX_STRIDE;
     r.sst = 1 + rng_next(&g_rng) % MAX_STRIDE;
     r.root = (int)(rng_next(&g_rng) % 64);
-    r.threads = rot & 1 ? 1024 : 256;
+    r.threads = rot & 1 ? 768 : 256;  /* block-scope collectives: at most 768 threads (docs/collectives.md) */
     r.inplace = (coll == C_REDUCE || coll == C_INSCAN || coll == C_EXSCAN) && (rot / 2) % 2 == 1;
     return r;
 }

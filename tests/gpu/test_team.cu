@@ -527,15 +527,20 @@ int main(void) {
     g_slots = (long *)gshmem_calloc(np, sizeof(long));
     if (!g_slots) { fprintf(stderr, "allocation failed\n"); return 2; }
 
-    predefined();
-    splits();
-    config();
-    kernel_syncs();
-    stream_and_host_syncs();
+#define STAGE(f)                                                                             \
+    do {                                                                                     \
+        if (getenv("TEST_TEAM_PROGRESS") && me == 0) { printf("stage " #f "\n"); fflush(stdout); } \
+        f();                                                                                 \
+    } while (0)
+    STAGE(predefined);
+    STAGE(splits);
+    STAGE(config);
+    STAGE(kernel_syncs);
+    STAGE(stream_and_host_syncs);
     for (auto &e : g_teams) gshmem_team_destroy(e.t);
     g_teams.clear();
     gshmem_barrier_all();
-    lifetimes();
+    STAGE(lifetimes);
 
     gshmem_free(g_slots);
     cudaFreeHost(g_out);
