@@ -37,7 +37,7 @@ __global__ void gshmemi_team_sync_kernel(gshmemi_team t) {
     gshmemi_team_sync_t<gshmemi_scope_warp>(&t, "gshmem_team_sync (host/on-stream form)");
 }
 
-__global__ void gshmemi_move_kernel(gshmemi_team t, int what, int team, void *dest,
+__global__ void __launch_bounds__(512) gshmemi_move_kernel(gshmemi_team t, int what, int team, void *dest,
                                     const void *src, size_t n, size_t es, int root, ptrdiff_t dst,
                                     ptrdiff_t sst) {
     gshmemi_pdl_enter();
@@ -45,11 +45,15 @@ __global__ void gshmemi_move_kernel(gshmemi_team t, int what, int team, void *de
                                         (int)blockIdx.x, (int)gridDim.x, gshmemi_move_name(what));
 }
 
+// Vectors in flight per thread and member: 4 for 4- and 8-byte types; fewer for narrow
+// ones, whose 16-byte vectors already hold 8 or 16 elements (and as many accumulators).
+template <class T> __host__ __device__ constexpr int gshmemi_unroll() { return sizeof(T) >= 4 ? 4 : sizeof(T) == 2 ? 2 : 1; }
+
 template <class T, int OP>
-__global__ void gshmemi_reduce_kernel(gshmemi_team t, int what, int team, T *dest, const T *src,
-                                      size_t n) {
+__global__ void __launch_bounds__(512) gshmemi_reduce_kernel(gshmemi_team t, int what, int team,
+                                                             T *dest, const T *src, size_t n) {
     gshmemi_pdl_enter();
-    gshmemi_reduce_t<T, OP, gshmemi_scope_block, 4>(&t, team, what, dest, src, n,
+    gshmemi_reduce_t<T, OP, gshmemi_scope_block, gshmemi_unroll<T>()>(&t, team, what, dest, src, n,
                                                     (int)blockIdx.x, (int)gridDim.x,
                                                     gshmemi_reduce_name(what));
 }

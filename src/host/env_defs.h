@@ -38,4 +38,4 @@ GSHMEMI_ENV_FIELD(COLL_CHANNEL_BYTES, SIZE, uint64_t, 64ull << 10,
 GSHMEMI_ENV_FIELD(COLL_MAX_CHANNELS, INT, int, 64,
                   "tuning: most blocks (channels) a collective kernel runs (1..64)")
 GSHMEMI_ENV_FIELD(COLL_THREADS, INT, int, 512,
-                  "tuning: threads per block of the collective kernels (32..1024, a multiple of 32)")
+                  "tuning: threads per block of the collective kernels (32..512, a multiple of 32)")

@@ -218,7 +218,7 @@ static void splits(void) {
         /* translate into WORLD's complement-ish partners: the next team of the list */
         check_team(list[i], world_e);
         check_team(list[i], list[(i + 1) % nl].w.empty() ? even : list[(i + 1) % nl]);
-        if (list[i].t != GSHMEM_TEAM_INVALID) g_teams.push_back(list[i]);
+        g_teams.push_back(list[i]);  /* every PE keeps the same list; non-members skip */
     }
     /* failing splits: every PE of the parent gets an error status and no team */
     split_fails(world_e, 0, 1, np + 1, "size beyond the parent");
