@@ -1,6 +1,6 @@
 // Quick end-to-end check of teams and collectives (a subset of test_coll): on-stream,
 // blocking-host and device forms on TEAM_WORLD and a split team, with a CPU reference,
-// plus a few timings. usage: gshmrun -n N coll_smoke
+// plus timings with SMOKE_TIME=1 (SMOKE_TAG labels the lines). usage: gshmrun -n N coll_smoke
 #include <cstdio>
 #include <cstdlib>
 #include <vector>

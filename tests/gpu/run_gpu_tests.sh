@@ -48,8 +48,9 @@ echo "== GPU tests on $N PEs ($NGPU GPUs) =="
 for t in test_heap test_rma test_sync test_host test_amo test_signal test_wait test_strided; do
   run "$t" 300 "$RUN" -n "$N" -t 280 "$B/tests/gpu/$t"
 done
-# teams and collectives: on all N PEs, and on 2 as well when N > 2 (other team shapes)
-for t in test_team test_coll; do
+# teams and collectives: on all N PEs, and on 2 as well when N > 2 (other team shapes);
+# coll_smoke first: a one-minute end-to-end check of the common paths
+for t in coll_smoke test_team test_coll; do
   run "$t" 500 "$RUN" -n "$N" -t 480 "$B/tests/gpu/$t"
   [ "$N" -gt 2 ] && run "${t}_2pe" 500 "$RUN" -n 2 -t 480 "$B/tests/gpu/$t"
 done
