@@ -15,6 +15,7 @@
 
 #include "internal.h"
 #include "gshmem/device/state.h"
+#include "geometry.h"
 
 typedef struct host_team {
     gshmemi_team d;                /* the device entry, as published */
@@ -317,23 +318,23 @@ int gshmem_team_split_strided(gshmem_team_t parent, int start, int stride, int s
         gshmemi_error("%s: new_team is NULL", call);
         return GSHMEM_ERR_INVALID_ARG;
     }
-    if (size < 1 || start < 0 || start >= p->size || (size > 1 && stride < 1) ||
-        (long)start + (long)(size - 1) * (size > 1 ? stride : 0) >= p->size) {
+    host_team *ph = &T.tab[parent];
+    gshmemi_geom g;
+    int me;
+    if (!gshmemi_geom_split_strided((gshmemi_geom){p->start, p->stride, p->size}, p->my_idx,
+                                    start, stride, size, &g, &me)) {
         gshmemi_error("%s on PE %d: start %d, stride %d, size %d do not select PEs of the parent "
                       "team (team %d has %d PEs): need 0 <= start, stride >= 1 and "
                       "start + (size-1)*stride < %d", call, gshmemi_g.mype, start, stride, size,
                       parent, p->size, p->size);
         return GSHMEM_ERR_INVALID_ARG;
     }
-    if (size == 1) stride = 1;
-    host_team *ph = &T.tab[parent];
-    int d = p->my_idx - start, me = -1;
-    if (d >= 0 && d % stride == 0 && d / stride < size) me = d / stride;
-    /* in world terms: a strided team of a strided team is strided */
-    new_team nt = {.size = size, .me = me, .cfg = config, .mask = config_mask, .out = new_team_out};
+    new_team nt = {.start = g.start, .stride = g.stride, .size = g.size, .me = me, .cfg = config,
+                   .mask = config_mask, .out = new_team_out};
     if (ph->h_pes) {
-        /* parent given by a list (TEAM_SHARED on a non-contiguous node): only strided images
-         * of it are representable; a list-based child would need its own list */
+        /* parent given by a list (TEAM_SHARED on a non-contiguous node): only evenly spaced
+         * selections are representable as a strided team */
+        if (size == 1) stride = 1;
         int a = team_pe(ph, start), b = size > 1 ? team_pe(ph, start + stride) : a + 1;
         nt.start = a;
         nt.stride = b - a;
@@ -343,9 +344,6 @@ int gshmem_team_split_strided(gshmem_team_t parent, int start, int stride, int s
                               "TEAM_WORLD; split TEAM_WORLD instead", call, parent);
                 return GSHMEM_ERR_INVALID_ARG;
             }
-    } else {
-        nt.start = p->start + start * p->stride;
-        nt.stride = p->stride * stride;
     }
     return split_common(parent, &nt, 1, call);
 }
@@ -368,16 +366,16 @@ int gshmem_team_split_2d(gshmem_team_t parent, int xrange,
         gshmemi_error("%s: team %d is not strided in TEAM_WORLD; split TEAM_WORLD instead", call, parent);
         return GSHMEM_ERR_INVALID_ARG;
     }
-    if (xrange > p->size) xrange = p->size;
-    int i = p->my_idx, x = i % xrange, y = i / xrange, n = p->size;
+    gshmemi_geom gx, gy;
+    int xme, yme;
+    gshmemi_geom_split_2d((gshmemi_geom){p->start, p->stride, p->size}, p->my_idx, xrange, &gx,
+                          &xme, &gy, &yme);
     new_team nt[2];
     /* x axis: my row; y axis: my column */
-    nt[0] = (new_team){.start = p->start + y * xrange * p->stride, .stride = p->stride,
-                       .size = n - y * xrange < xrange ? n - y * xrange : xrange, .me = x,
+    nt[0] = (new_team){.start = gx.start, .stride = gx.stride, .size = gx.size, .me = xme,
                        .cfg = xaxis_config, .mask = xaxis_mask, .out = xaxis_team};
-    nt[1] = (new_team){.start = p->start + x * p->stride, .stride = p->stride * xrange,
-                       .size = (n - x + xrange - 1) / xrange, .me = y, .cfg = yaxis_config,
-                       .mask = yaxis_mask, .out = yaxis_team};
+    nt[1] = (new_team){.start = gy.start, .stride = gy.stride, .size = gy.size, .me = yme,
+                       .cfg = yaxis_config, .mask = yaxis_mask, .out = yaxis_team};
     return split_common(parent, nt, 2, call);
 }
 
