@@ -121,6 +121,12 @@ GSHMEMI_HD int gshmem_team_translate_pe(gshmem_team_t src_team, int src_pe, gshm
     return GSHMEMI_PICK(gshmemi_dev_team_translate_pe(src_team, src_pe, dest_team),
                         gshmemi_host_team_translate_pe(src_team, src_pe, dest_team));
 }
+/* Where this PE reaches symmetric `dest` on team PE `pe` by load/store, or NULL (invalid
+ * team, pe out of the team's range, or not reachable by load/store). */
+GSHMEMI_HD void *gshmem_team_ptr(gshmem_team_t team, const void *dest, int pe) {
+    int wpe = gshmem_team_translate_pe(team, pe, GSHMEM_TEAM_WORLD);
+    return wpe < 0 ? (void *)0 : GSHMEMI_PICK(gshmemi_dev_ptr(dest, wpe), gshmemi_host_ptr(dest, wpe));
+}
 GSHMEMI_HD int gshmem_team_sync(gshmem_team_t team) {
     return GSHMEMI_PICK((gshmemi_dev_team_sync(team), 0),
                         gshmemi_host_team_sync(team, 0, 1, "gshmem_team_sync"));

@@ -41,6 +41,8 @@ __global__ void query_kernel(gshmem_team_t t, gshmem_team_t other, int nmax, int
 }
 
 static int *g_out;   /* mapped */
+static long *g_slots;                 /* symmetric [np] */
+static unsigned long long *g_bad;     /* mapped */
 
 /* Checks this PE's view of team e on the host and in a kernel against the expectation;
  * `other` (with its expectation) is a second team to translate into. */
@@ -89,6 +91,31 @@ static void check_team(const expect_team &e, const expect_team &other) {
                e.name, side ? "device" : "host", other.name, fb.count, part[pi], pi < 2 ? 0L : arg,
                (long long)fb.expected, (long long)fb.actual);
     }
+}
+
+/* gshmem_team_ptr(t, p, j) is gshmem_ptr(p, world PE of j) for members, NULL past the team,
+ * on the host and in a kernel. */
+__global__ void team_ptr_kernel(gshmem_team_t t, const long *p, int n, int *out) {
+    for (int j = -1; j <= n; j++) {
+        int w = gshmem_team_translate_pe(t, j, GSHMEM_TEAM_WORLD);
+        void *want = w < 0 ? NULL : gshmem_ptr(p, w);
+        out[j + 1] = gshmem_team_ptr(t, p, j) == want && (w < 0 || want != NULL);
+    }
+}
+static void check_team_ptr(const expect_team &e, const long *p) {
+    if (e.t == GSHMEM_TEAM_INVALID) return;
+    int n = (int)e.w.size(), bad = 0;
+    for (int j = -1; j <= n; j++) {
+        void *want = j >= 0 && j < n ? gshmem_ptr(p, e.w[j]) : NULL;
+        bad += gshmem_team_ptr(e.t, p, j) != want || (j >= 0 && j < n && want == NULL);
+    }
+    team_ptr_kernel<<<1, 1>>>(e.t, p, n, g_out);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    int dbad = 0;
+    for (int j = 0; j <= n + 1; j++) dbad += g_out[j] != 1;
+    EXPECT(bad == 0 && dbad == 0, "%s: gshmem_team_ptr wrong for %d team PEs on the host, %d in a kernel",
+           e.name, bad, dbad);
 }
 
 /* ---- WORLD, SHARED, INVALID ------------------------------------------------------------- */
@@ -218,6 +245,7 @@ static void splits(void) {
         /* translate into WORLD's complement-ish partners: the next team of the list */
         check_team(list[i], world_e);
         check_team(list[i], list[(i + 1) % nl].w.empty() ? even : list[(i + 1) % nl]);
+        check_team_ptr(list[i], g_slots);
         g_teams.push_back(list[i]);  /* every PE keeps the same list; non-members skip */
     }
     /* failing splits: every PE of the parent gets an error status and no team */
@@ -310,8 +338,6 @@ __global__ void sync_rounds(gshmem_team_t t, long *slots, int rounds, unsigned l
     }
 }
 
-static long *g_slots;
-static unsigned long long *g_bad;
 
 static void reset_slots(void) {
     CK(cudaMemset(g_slots, 0, np * sizeof(long)));

@@ -92,7 +92,7 @@ template <class T> GSHMEMI_DEV T *gshmemi_at(T *p, ptrdiff_t off) {
 
 /* Entry checks every thread runs (cheap, one branch each): members reachable, buffers in the
  * heap when GSHMEM_DEBUG >= 2. */
-GSHMEMI_DEV void gshmemi_coll_check(const gshmemi_team *t, const void *dest, size_t dbytes,
+static __device__ __noinline__ void gshmemi_coll_check(const gshmemi_team *t, const void *dest, size_t dbytes,
                                     const void *src, size_t sbytes, const char *call) {
     const gshmemi_device_state *s = &gshmemi_dstate;
     for (int j = 0; j < t->size; j++)
@@ -379,7 +379,7 @@ GSHMEMI_COLL_FN void gshmemi_ll_recv(char *to, const char *from, size_t nb, uint
 /* The one-shot hand-out: this team's one-shot count (flag and parity). With GSHMEM_DEBUG the
  * members also exchange signatures in a flag round first. */
 template <class S>
-GSHMEMI_DEV uint32_t gshmemi_oneshot_begin(const gshmemi_team *t, int team, unsigned sig,
+static __device__ __noinline__ uint32_t gshmemi_oneshot_begin(const gshmemi_team *t, int team, unsigned sig,
                                            const char *call) {
     if (gshmemi_dstate.debug >= 1) {
         uint64_t e = gshmemi_take<S>(t->epochs, 1);
