@@ -10,52 +10,39 @@
 
 /* Raw 32/64-bit atomics, X(bits, type, constraint). */
 #define GSHMEMI_AMO_SIZES(X) X(32, uint32_t, "r") X(64, uint64_t, "l")
+/* The two-operand PTX operations, X(GSHMEMI_AMO_* code, PTX operation and type class, ...);
+ * XOR is the switches' default. */
+#define GSHMEMI_AMO_BINARY_OPS(X, ...)                                                       \
+    X(GSHMEMI_AMO_ADD, "add.u", __VA_ARGS__) X(GSHMEMI_AMO_AND, "and.b", __VA_ARGS__)        \
+    X(GSHMEMI_AMO_OR, "or.b", __VA_ARGS__)
+#define GSHMEMI_ATOM_CASE(CODE, OPS, BITS, C)                                                \
+    case CODE:                                                                               \
+        asm volatile("atom.relaxed.sys.global." OPS BITS " %0, [%1], %2;"                    \
+                     : "=" C(r) : "l"(p), C(v) : "memory");                                  \
+        break;
+#define GSHMEMI_RED_CASE(CODE, OPS, BITS, C)                                                 \
+    case CODE:                                                                               \
+        asm volatile("red.relaxed.sys.global." OPS BITS " [%0], %1;" ::"l"(p), C(v) : "memory"); \
+        break;
 #define GSHMEMI_DEF_ATOM_RAW(BITS, U, C)                                                     \
     GSHMEMI_DEV U gshmemi_atom_raw(int op, U *p, U v, U cond) {                              \
         U r;                                                                                 \
         switch (op) {                                                                        \
-        case GSHMEMI_AMO_SWAP:                                                               \
-            asm volatile("atom.relaxed.sys.global.exch.b" #BITS " %0, [%1], %2;"            \
-                         : "=" C(r) : "l"(p), C(v) : "memory");                              \
-            break;                                                                           \
+            GSHMEMI_ATOM_CASE(GSHMEMI_AMO_SWAP, "exch.b", #BITS, C)                          \
         case GSHMEMI_AMO_CSWAP:                                                              \
             asm volatile("atom.relaxed.sys.global.cas.b" #BITS " %0, [%1], %2, %3;"          \
                          : "=" C(r) : "l"(p), C(cond), C(v) : "memory");                     \
             break;                                                                           \
-        case GSHMEMI_AMO_ADD:                                                                \
-            asm volatile("atom.relaxed.sys.global.add.u" #BITS " %0, [%1], %2;"              \
-                         : "=" C(r) : "l"(p), C(v) : "memory");                              \
-            break;                                                                           \
-        case GSHMEMI_AMO_AND:                                                                \
-            asm volatile("atom.relaxed.sys.global.and.b" #BITS " %0, [%1], %2;"              \
-                         : "=" C(r) : "l"(p), C(v) : "memory");                              \
-            break;                                                                           \
-        case GSHMEMI_AMO_OR:                                                                 \
-            asm volatile("atom.relaxed.sys.global.or.b" #BITS " %0, [%1], %2;"               \
-                         : "=" C(r) : "l"(p), C(v) : "memory");                              \
-            break;                                                                           \
-        default: /* GSHMEMI_AMO_XOR */                                                       \
-            asm volatile("atom.relaxed.sys.global.xor.b" #BITS " %0, [%1], %2;"              \
-                         : "=" C(r) : "l"(p), C(v) : "memory");                              \
-            break;                                                                           \
+            GSHMEMI_AMO_BINARY_OPS(GSHMEMI_ATOM_CASE, #BITS, C)                              \
+            default : GSHMEMI_ATOM_CASE(GSHMEMI_AMO_XOR, "xor.b", #BITS, C)                  \
         }                                                                                    \
         return r;                                                                            \
     }                                                                                        \
     /* non-fetching add/and/or/xor: a reduction, no round trip to wait for */                \
     GSHMEMI_DEV void gshmemi_red_raw(int op, U *p, U v) {                                    \
         switch (op) {                                                                        \
-        case GSHMEMI_AMO_ADD:                                                                \
-            asm volatile("red.relaxed.sys.global.add.u" #BITS " [%0], %1;" ::"l"(p), C(v) : "memory"); \
-            break;                                                                           \
-        case GSHMEMI_AMO_AND:                                                                \
-            asm volatile("red.relaxed.sys.global.and.b" #BITS " [%0], %1;" ::"l"(p), C(v) : "memory"); \
-            break;                                                                           \
-        case GSHMEMI_AMO_OR:                                                                 \
-            asm volatile("red.relaxed.sys.global.or.b" #BITS " [%0], %1;" ::"l"(p), C(v) : "memory"); \
-            break;                                                                           \
-        default:                                                                             \
-            asm volatile("red.relaxed.sys.global.xor.b" #BITS " [%0], %1;" ::"l"(p), C(v) : "memory"); \
-            break;                                                                           \
+            GSHMEMI_AMO_BINARY_OPS(GSHMEMI_RED_CASE, #BITS, C)                               \
+            default : GSHMEMI_RED_CASE(GSHMEMI_AMO_XOR, "xor.b", #BITS, C)                   \
         }                                                                                    \
     }
 GSHMEMI_AMO_SIZES(GSHMEMI_DEF_ATOM_RAW)
