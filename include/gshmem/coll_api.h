@@ -91,18 +91,26 @@ GSHMEMI_MOVE_FORMS(GSHMEMI_ON_STREAM_MOVE_MEM, 0, 0)
         return gshmemi_host_reduce(WHAT, OPCODE, CODE, team, dest, source, nelems, stream, 0, \
                                    "gshmemx_" #NAME "_" #OPNAME "_" #SUFFIX "_on_stream");   \
     }
-#define GSHMEMI_ON_STREAM_RED_OP(OPNAME, OPCODE, NAME, T, CODE)                              \
-    GSHMEMI_REDUCE_FORMS(GSHMEMI_ON_STREAM_RED, OPNAME, OPCODE, NAME, T, CODE)
-#define GSHMEMI_ON_STREAM_BIT(NAME, T)                                                       \
-    GSHMEM_REDUCE_BIT_OPS(GSHMEMI_ON_STREAM_RED_OP, NAME, T, GSHMEMI_TYPE_CODE(T))
-#define GSHMEMI_ON_STREAM_ARITH_CODE(NAME, T, CODE)                                          \
-    GSHMEM_REDUCE_ARITH_OPS(GSHMEMI_ON_STREAM_RED_OP, NAME, T, CODE)                         \
-    GSHMEMI_SCAN_FORMS(GSHMEMI_ON_STREAM_RED, sum, GSHMEMI_OP_SUM, NAME, T, CODE)
-#define GSHMEMI_ON_STREAM_ARITH(NAME, T) GSHMEMI_ON_STREAM_ARITH_CODE(NAME, T, GSHMEMI_TYPE_CODE(T))
+/* Every reduction-family function of a type, for one form:
+ * FORM(SUFFIX, WHAT, OPNAME, OPCODE, NAME, T, CODE) for each operator and collective the
+ * type's list allows (bitwise: and/or/xor reduce and reducescatter; arithmetic: min, max,
+ * sum, prod and the sum scans). */
+#define GSHMEMI_RED_OP(OPNAME, OPCODE, FORM, NAME, T, CODE)                                  \
+    GSHMEMI_REDUCE_FORMS(FORM, OPNAME, OPCODE, NAME, T, CODE)
+#define GSHMEMI_RED_BIT(FORM, NAME, T)                                                       \
+    GSHMEM_REDUCE_BIT_OPS(GSHMEMI_RED_OP, FORM, NAME, T, GSHMEMI_TYPE_CODE(T))
+#define GSHMEMI_RED_ARITH(FORM, NAME, T, CODE)                                               \
+    GSHMEM_REDUCE_ARITH_OPS(GSHMEMI_RED_OP, FORM, NAME, T, CODE)                             \
+    GSHMEMI_SCAN_FORMS(FORM, sum, GSHMEMI_OP_SUM, NAME, T, CODE)
+
+#define GSHMEMI_ON_STREAM_BIT(NAME, T) GSHMEMI_RED_BIT(GSHMEMI_ON_STREAM_RED, NAME, T)
+#define GSHMEMI_ON_STREAM_ARITH(NAME, T)                                                     \
+    GSHMEMI_RED_ARITH(GSHMEMI_ON_STREAM_RED, NAME, T, GSHMEMI_TYPE_CODE(T))
 GSHMEM_REDUCE_BIT_TYPES(GSHMEMI_ON_STREAM_BIT)
 GSHMEM_REDUCE_ARITH_TYPES(GSHMEMI_ON_STREAM_ARITH)
 #ifdef __CUDACC__
-#define GSHMEMI_ON_STREAM_HALF(NAME, T) GSHMEMI_ON_STREAM_ARITH_CODE(NAME, T, GSHMEMI_TYPE_CODE_##NAME)
+#define GSHMEMI_ON_STREAM_HALF(NAME, T)                                                      \
+    GSHMEMI_RED_ARITH(GSHMEMI_ON_STREAM_RED, NAME, T, GSHMEMI_TYPE_CODE_##NAME)
 GSHMEM_REDUCE_HALF_TYPES(GSHMEMI_ON_STREAM_HALF)
 #endif
 
@@ -173,17 +181,12 @@ GSHMEMI_MOVE_FORMS(GSHMEMI_HD_MOVE_MEM, 0, 0)
                             gshmemi_host_reduce(WHAT, OPCODE, CODE, team, dest, source, nelems, \
                                                 0, 1, "gshmem_" #NAME "_" #OPNAME "_" #SUFFIX)); \
     }
-#define GSHMEMI_HD_RED_OP(OPNAME, OPCODE, NAME, T, CODE)                                     \
-    GSHMEMI_REDUCE_FORMS(GSHMEMI_HD_RED, OPNAME, OPCODE, NAME, T, CODE)
-#define GSHMEMI_HD_BIT(NAME, T) GSHMEM_REDUCE_BIT_OPS(GSHMEMI_HD_RED_OP, NAME, T, GSHMEMI_TYPE_CODE(T))
-#define GSHMEMI_HD_ARITH_CODE(NAME, T, CODE)                                                 \
-    GSHMEM_REDUCE_ARITH_OPS(GSHMEMI_HD_RED_OP, NAME, T, CODE)                                \
-    GSHMEMI_SCAN_FORMS(GSHMEMI_HD_RED, sum, GSHMEMI_OP_SUM, NAME, T, CODE)
-#define GSHMEMI_HD_ARITH(NAME, T) GSHMEMI_HD_ARITH_CODE(NAME, T, GSHMEMI_TYPE_CODE(T))
+#define GSHMEMI_HD_BIT(NAME, T) GSHMEMI_RED_BIT(GSHMEMI_HD_RED, NAME, T)
+#define GSHMEMI_HD_ARITH(NAME, T) GSHMEMI_RED_ARITH(GSHMEMI_HD_RED, NAME, T, GSHMEMI_TYPE_CODE(T))
 GSHMEM_REDUCE_BIT_TYPES(GSHMEMI_HD_BIT)
 GSHMEM_REDUCE_ARITH_TYPES(GSHMEMI_HD_ARITH)
 #ifdef __CUDACC__
-#define GSHMEMI_HD_HALF(NAME, T) GSHMEMI_HD_ARITH_CODE(NAME, T, GSHMEMI_TYPE_CODE_##NAME)
+#define GSHMEMI_HD_HALF(NAME, T) GSHMEMI_RED_ARITH(GSHMEMI_HD_RED, NAME, T, GSHMEMI_TYPE_CODE_##NAME)
 GSHMEM_REDUCE_HALF_TYPES(GSHMEMI_HD_HALF)
 #endif
 
