@@ -78,31 +78,12 @@ GSHMEM_RMA_TYPES(GSHMEMI_ON_STREAM_MOVE_T)
     }
 GSHMEMI_MOVE_FORMS(GSHMEMI_ON_STREAM_MOVE_MEM, 0, 0)
 
-/* reductions and scans: X(suffix, WHAT) */
-#define GSHMEMI_REDUCE_FORMS(X, ...)                                                         \
-    X(reduce, GSHMEMI_COLL_REDUCE, __VA_ARGS__)                                              \
-    X(reducescatter, GSHMEMI_COLL_REDUCESCATTER, __VA_ARGS__)
-#define GSHMEMI_SCAN_FORMS(X, ...)                                                           \
-    X(inscan, GSHMEMI_COLL_INSCAN, __VA_ARGS__) X(exscan, GSHMEMI_COLL_EXSCAN, __VA_ARGS__)
-
 #define GSHMEMI_ON_STREAM_RED(SUFFIX, WHAT, OPNAME, OPCODE, NAME, T, CODE)                  \
     static inline int gshmemx_##NAME##_##OPNAME##_##SUFFIX##_on_stream(                      \
         gshmem_team_t team, T *dest, const T *source, size_t nelems, gshmemx_stream_t stream) { \
         return gshmemi_host_reduce(WHAT, OPCODE, CODE, team, dest, source, nelems, stream, 0, \
                                    "gshmemx_" #NAME "_" #OPNAME "_" #SUFFIX "_on_stream");   \
     }
-/* Every reduction-family function of a type, for one form:
- * FORM(SUFFIX, WHAT, OPNAME, OPCODE, NAME, T, CODE) for each operator and collective the
- * type's list allows (bitwise: and/or/xor reduce and reducescatter; arithmetic: min, max,
- * sum, prod and the sum scans). */
-#define GSHMEMI_RED_OP(OPNAME, OPCODE, FORM, NAME, T, CODE)                                  \
-    GSHMEMI_REDUCE_FORMS(FORM, OPNAME, OPCODE, NAME, T, CODE)
-#define GSHMEMI_RED_BIT(FORM, NAME, T)                                                       \
-    GSHMEM_REDUCE_BIT_OPS(GSHMEMI_RED_OP, FORM, NAME, T, GSHMEMI_TYPE_CODE(T))
-#define GSHMEMI_RED_ARITH(FORM, NAME, T, CODE)                                               \
-    GSHMEM_REDUCE_ARITH_OPS(GSHMEMI_RED_OP, FORM, NAME, T, CODE)                             \
-    GSHMEMI_SCAN_FORMS(FORM, sum, GSHMEMI_OP_SUM, NAME, T, CODE)
-
 #define GSHMEMI_ON_STREAM_BIT(NAME, T) GSHMEMI_RED_BIT(GSHMEMI_ON_STREAM_RED, NAME, T)
 #define GSHMEMI_ON_STREAM_ARITH(NAME, T)                                                     \
     GSHMEMI_RED_ARITH(GSHMEMI_ON_STREAM_RED, NAME, T, GSHMEMI_TYPE_CODE(T))

@@ -125,6 +125,25 @@
 #define GSHMEMI_OP_SUM 5
 #define GSHMEMI_OP_PROD 6
 
+/* The reduction collectives: X(suffix, WHAT, ...) (scans: sum only). */
+#define GSHMEMI_REDUCE_FORMS(X, ...)                                                         \
+    X(reduce, GSHMEMI_COLL_REDUCE, __VA_ARGS__)                                              \
+    X(reducescatter, GSHMEMI_COLL_REDUCESCATTER, __VA_ARGS__)
+#define GSHMEMI_SCAN_FORMS(X, ...)                                                           \
+    X(inscan, GSHMEMI_COLL_INSCAN, __VA_ARGS__) X(exscan, GSHMEMI_COLL_EXSCAN, __VA_ARGS__)
+
+/* Every reduction-family function of a type, for one form:
+ * FORM(SUFFIX, WHAT, OPNAME, OPCODE, NAME, T, CODE) for each operator and collective the
+ * type's list allows (bitwise: and/or/xor reduce and reducescatter; arithmetic: min, max,
+ * sum, prod and the sum scans). */
+#define GSHMEMI_RED_OP(OPNAME, OPCODE, FORM, NAME, T, CODE)                                  \
+    GSHMEMI_REDUCE_FORMS(FORM, OPNAME, OPCODE, NAME, T, CODE)
+#define GSHMEMI_RED_BIT(FORM, NAME, T)                                                       \
+    GSHMEM_REDUCE_BIT_OPS(GSHMEMI_RED_OP, FORM, NAME, T, GSHMEMI_TYPE_CODE(T))
+#define GSHMEMI_RED_ARITH(FORM, NAME, T, CODE)                                               \
+    GSHMEM_REDUCE_ARITH_OPS(GSHMEMI_RED_OP, FORM, NAME, T, CODE)                             \
+    GSHMEMI_SCAN_FORMS(FORM, sum, GSHMEMI_OP_SUM, NAME, T, CODE)
+
 /* Element kinds the host forms pass to the kernels: class * 16 + size. A type's code is a
  * constant expression in C and C++ (floating types are those where (T)0.5 != 0). */
 #define GSHMEMI_KIND_UINT 0

@@ -646,45 +646,21 @@ GSHMEMI_COLL_SCOPES(GSHMEMI_DEF_MOVE_MEM, 0)
 #define GSHMEMI_DEF_MOVE_TYPED_ALL(NAME, T) GSHMEMI_COLL_SCOPES(GSHMEMI_DEF_MOVE_TYPED, NAME, T)
 GSHMEM_RMA_TYPES(GSHMEMI_DEF_MOVE_TYPED_ALL)
 
-#define GSHMEMI_DEF_REDUCE(prefix, suffix, scope, NAME, T, OPNAME, OPCODE)                   \
-    GSHMEMI_DEV int prefix##NAME##_##OPNAME##_reduce##suffix(int team, T *dest, const T *src, \
-                                                             size_t nreduce) {               \
-        gshmemi_reduce<T, OPCODE, gshmemi_scope_##scope>(team, GSHMEMI_COLL_REDUCE, dest, src, \
-                                                         nreduce, 0, 1,                      \
-                                                         #prefix #NAME "_" #OPNAME "_reduce" #suffix); \
-        return 0;                                                                            \
-    }                                                                                        \
-    GSHMEMI_DEV int prefix##NAME##_##OPNAME##_reducescatter##suffix(int team, T *dest,       \
-                                                                    const T *src, size_t nreduce) { \
-        gshmemi_reduce<T, OPCODE, gshmemi_scope_##scope>(team, GSHMEMI_COLL_REDUCESCATTER, dest, \
-                                                         src, nreduce, 0, 1,                 \
-                                                         #prefix #NAME "_" #OPNAME "_reducescatter" #suffix); \
+/* One reduction-family function (SUFFIX reduce/reducescatter/inscan/exscan) in one scope;
+ * GSHMEMI_RED_BIT/ARITH (types.h) apply it to every operator and collective of a type. */
+#define GSHMEMI_DEF_RED_SCOPED(prefix, suffix, scope, SUFFIX, WHAT, OPNAME, OPCODE, NAME, T)  \
+    GSHMEMI_DEV int prefix##NAME##_##OPNAME##_##SUFFIX##suffix(int team, T *dest, const T *src, \
+                                                               size_t nelems) {              \
+        gshmemi_reduce<T, OPCODE, gshmemi_scope_##scope>(team, WHAT, dest, src, nelems, 0, 1,  \
+                                                         #prefix #NAME "_" #OPNAME "_" #SUFFIX #suffix); \
         return 0;                                                                            \
     }
-#define GSHMEMI_DEF_SCAN(prefix, suffix, scope, NAME, T)                                     \
-    GSHMEMI_DEV int prefix##NAME##_sum_inscan##suffix(int team, T *dest, const T *src,       \
-                                                      size_t nelems) {                       \
-        gshmemi_reduce<T, GSHMEMI_OP_SUM, gshmemi_scope_##scope>(team, GSHMEMI_COLL_INSCAN, dest, \
-                                                                 src, nelems, 0, 1,          \
-                                                                 #prefix #NAME "_sum_inscan" #suffix); \
-        return 0;                                                                            \
-    }                                                                                        \
-    GSHMEMI_DEV int prefix##NAME##_sum_exscan##suffix(int team, T *dest, const T *src,       \
-                                                      size_t nelems) {                       \
-        gshmemi_reduce<T, GSHMEMI_OP_SUM, gshmemi_scope_##scope>(team, GSHMEMI_COLL_EXSCAN, dest, \
-                                                                 src, nelems, 0, 1,          \
-                                                                 #prefix #NAME "_sum_exscan" #suffix); \
-        return 0;                                                                            \
-    }
-/* one (operator, type) pair in every scope; operator lists applied to each type list */
-#define GSHMEMI_DEF_REDUCE_S(OPNAME, OPCODE, NAME, T)                                        \
-    GSHMEMI_COLL_SCOPES(GSHMEMI_DEF_REDUCE, NAME, T, OPNAME, OPCODE)
-#define GSHMEMI_DEF_REDUCE_BIT(NAME, T) GSHMEM_REDUCE_BIT_OPS(GSHMEMI_DEF_REDUCE_S, NAME, T)
-#define GSHMEMI_DEF_REDUCE_ARITH(NAME, T)                                                    \
-    GSHMEM_REDUCE_ARITH_OPS(GSHMEMI_DEF_REDUCE_S, NAME, T)                                   \
-    GSHMEMI_COLL_SCOPES(GSHMEMI_DEF_SCAN, NAME, T)
-GSHMEM_REDUCE_BIT_TYPES(GSHMEMI_DEF_REDUCE_BIT)
-GSHMEM_REDUCE_ARITH_TYPES(GSHMEMI_DEF_REDUCE_ARITH)
-GSHMEM_REDUCE_HALF_TYPES(GSHMEMI_DEF_REDUCE_ARITH)
+#define GSHMEMI_DEF_RED(SUFFIX, WHAT, OPNAME, OPCODE, NAME, T, CODE)                         \
+    GSHMEMI_COLL_SCOPES(GSHMEMI_DEF_RED_SCOPED, SUFFIX, WHAT, OPNAME, OPCODE, NAME, T)
+#define GSHMEMI_DEF_RED_BIT(NAME, T) GSHMEMI_RED_BIT(GSHMEMI_DEF_RED, NAME, T)
+#define GSHMEMI_DEF_RED_ARITH(NAME, T) GSHMEMI_RED_ARITH(GSHMEMI_DEF_RED, NAME, T, 0)
+GSHMEM_REDUCE_BIT_TYPES(GSHMEMI_DEF_RED_BIT)
+GSHMEM_REDUCE_ARITH_TYPES(GSHMEMI_DEF_RED_ARITH)
+GSHMEM_REDUCE_HALF_TYPES(GSHMEMI_DEF_RED_ARITH)
 
 #endif
