@@ -43,9 +43,8 @@ static int check_buf(const char *call, const char *which, const void *p, size_t 
     return 0;
 }
 
-static int finish(int err, gshmemx_stream_t stream, int blocking, const char *call) {
+static int finish(int err, int blocking, const char *call) {
     if (!err && blocking) err = (int)cudaStreamSynchronize((cudaStream_t)gshmemi_g.stream);
-    (void)stream;
     if (err) {
         gshmemi_host_cuda(err, call, blocking ? "collective kernel" : "kernel launch");
         return GSHMEM_ERR_CUDA;
@@ -58,7 +57,7 @@ int gshmemi_host_team_sync(gshmem_team_t team, gshmemx_stream_t stream, int bloc
     const gshmemi_team *t = gshmemi_team_lookup(team, call);
     if (!t) return GSHMEM_ERR_INVALID_ARG;
     void *st = blocking ? gshmemi_g.stream : (void *)stream;
-    return finish(gshmemi_launch_team_sync(st, t), stream, blocking, call);
+    return finish(gshmemi_launch_team_sync(st, t), blocking, call);
 }
 
 int gshmemi_host_move(int what, gshmem_team_t team, void *dest, const void *src, size_t nelems,
@@ -100,7 +99,7 @@ int gshmemi_host_move(int what, gshmem_team_t team, void *dest, const void *src,
               : channels(t, nb, total, what != GSHMEMI_MOVE_ALLTOALLS);
     void *st = blocking ? gshmemi_g.stream : (void *)stream;
     return finish(gshmemi_launch_move(st, t, what, team, dest, src, nelems, es, root, dst, sst, nch,
-                                      THREADS), stream, blocking, call);
+                                      THREADS), blocking, call);
 }
 
 int gshmemi_host_reduce(int what, int op, int type_code, gshmem_team_t team, void *dest,
@@ -124,5 +123,5 @@ int gshmemi_host_reduce(int what, int op, int type_code, gshmem_team_t team, voi
     int nch = channels(t, nb, total, true);
     void *st = blocking ? gshmemi_g.stream : (void *)stream;
     return finish(gshmemi_launch_reduce(st, t, what, op, type_code, team, dest, src, nelems, nch,
-                                        THREADS), stream, blocking, call);
+                                        THREADS), blocking, call);
 }
