@@ -5,6 +5,8 @@
 # a timeout, so a hang costs seconds, not the session.
 # usage: tests/gpu/run_gpu_tests.sh BUILD_DIR [NPES]
 set -u
+# a lost peer or a mismatched sync fails in 30 s, not the default 120 (GSHMEM_WAIT_TIMEOUT)
+export GSHMEM_WAIT_TIMEOUT=${GSHMEM_WAIT_TIMEOUT:-30}
 B=${1:?usage: run_gpu_tests.sh BUILD_DIR [NPES]}
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 export CUDA_MODULE_LOADING=${CUDA_MODULE_LOADING:-EAGER}
