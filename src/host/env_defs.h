@@ -33,6 +33,8 @@ GSHMEMI_ENV_FIELD(COLL_SCRATCH, SIZE, uint64_t, 64ull << 10,
                   "per-sender LL buffer of the one-shot collectives of TEAM_WORLD/TEAM_SHARED: messages up to half of it take the one-shot path (0 = always two rounds)")
 GSHMEMI_ENV_FIELD(COLL_PDL, BOOL, bool, true,
                   "launch on-stream collectives with programmatic dependent launch (overlaps a kernel's start with the previous one's end)")
+GSHMEMI_ENV_FIELD(COLL_ONESHOT_CHUNK, SIZE, uint64_t, 4ull << 10,
+                  "tuning: a one-shot collective runs one block (channel) per this many bytes of each member's message (up to 16)")
 GSHMEMI_ENV_FIELD(COLL_CHANNEL_BYTES, SIZE, uint64_t, 64ull << 10,
                   "tuning: large collectives run one block (channel) per this many bytes of traffic")
 GSHMEMI_ENV_FIELD(COLL_MAX_CHANNELS, INT, int, 64,

@@ -9,8 +9,9 @@
 #include "internal.h"
 #include "gshmem.h"
 
-/* Messages up to the team's scratch size take the one-shot path in one block; larger ones
- * get one block per CHANNEL_BYTES of traffic, up to GSHMEMI_MAX_CHANNELS. */
+/* Messages up to half the team's scratch size take the one-shot path, one block per
+ * COLL_ONESHOT_CHUNK bytes of the message (up to GSHMEMI_ONESHOT_CHANNELS); larger ones get
+ * one block per CHANNEL_BYTES of traffic, up to GSHMEMI_MAX_CHANNELS. */
 #define CHANNEL_BYTES ((size_t)gshmemi_cfg.COLL_CHANNEL_BYTES)
 #define THREADS threads_per_block()
 
@@ -20,8 +21,28 @@ static int threads_per_block(void) {
 }
 #define COLLECT_CHANNELS 8   /* collect: counts differ per PE, so a fixed count */
 
-static int channels(const gshmemi_team *t, size_t per_sender, size_t total, bool oneshot_ok) {
-    if (oneshot_ok && t->scratch && per_sender <= t->scratch_bytes / 2) return 1;
+/* One-shot channels for a message of `units` (elements or bytes) sliced in multiples of g
+ * (as gshmemi_slice does on the device), with no empty slice: every channel must send each
+ * member at least one word. */
+static int oneshot_channels(size_t nb, size_t units, size_t g) {
+    size_t chunk = gshmemi_cfg.COLL_ONESHOT_CHUNK < 16 ? 16 : gshmemi_cfg.COLL_ONESHOT_CHUNK;
+    size_t k = (nb + chunk - 1) / chunk;
+    if (k > GSHMEMI_ONESHOT_CHANNELS) k = GSHMEMI_ONESHOT_CHANNELS;
+    if (k < 1) k = 1;
+    for (;;) {
+        size_t per = ((units + k - 1) / k + g - 1) / g * g;
+        size_t need = per ? (units + per - 1) / per : 1;
+        if (need < 1) need = 1;
+        if (need >= k) return (int)k;
+        k = need;
+    }
+}
+
+/* per_sender: bytes of one member's message (units of g: how the device slices it). */
+static int channels(const gshmemi_team *t, size_t per_sender, size_t units, size_t g,
+                    size_t total, bool oneshot_ok) {
+    if (oneshot_ok && t->scratch && per_sender <= t->scratch_bytes / 2)
+        return oneshot_channels(per_sender, units, g);
     size_t n = total / CHANNEL_BYTES;
     if (n < 1) n = 1;
     size_t most = (size_t)gshmemi_cfg.COLL_MAX_CHANNELS;
@@ -96,7 +117,7 @@ int gshmemi_host_move(int what, gshmem_team_t team, void *dest, const void *src,
     if (check_buf(call, "dest", dest, dbytes) || check_buf(call, "source", src, sbytes))
         return GSHMEM_ERR_INVALID_ARG;
     int nch = what == GSHMEMI_MOVE_COLLECT ? COLLECT_CHANNELS
-              : channels(t, nb, total, what != GSHMEMI_MOVE_ALLTOALLS);
+              : channels(t, nb, nb, 16, total, what != GSHMEMI_MOVE_ALLTOALLS);
     void *st = blocking ? gshmemi_g.stream : (void *)stream;
     return finish(gshmemi_launch_move(st, t, what, team, dest, src, nelems, es, root, dst, sst, nch,
                                       THREADS), blocking, call);
@@ -120,7 +141,7 @@ int gshmemi_host_reduce(int what, int op, int type_code, gshmem_team_t team, voi
     }
     /* two-round traffic per PE: reads and writes of about 2 * nb (reduce-scatter: nb * m) */
     size_t total = what == GSHMEMI_COLL_REDUCESCATTER ? nb * m : 2 * nb;
-    int nch = channels(t, nb, total, true);
+    int nch = channels(t, nb, nelems, 16 / es, total, true);
     void *st = blocking ? gshmemi_g.stream : (void *)stream;
     return finish(gshmemi_launch_reduce(st, t, what, op, type_code, team, dest, src, nelems, nch,
                                         THREADS), blocking, call);

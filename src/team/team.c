@@ -134,8 +134,8 @@ gshmemi_status gshmemi_teams_init(gshmemi_state *s) {
     if (strided) free(list);
     /* one-shot scratch of the predefined teams (collective: every PE allocates both) */
     if (sb) {
-        /* [2 parities][npes senders][sb] LL messages + [npes][sb / 2] unpacked data */
-        GSHMEMI_CHECK(gshmemi_heap_alloc(s, (2 * (size_t)s->npes + (size_t)s->npes / 2 + 1) * sb, 256, true, &p,
+        /* [2 parities][npes senders][sb] LL messages */
+        GSHMEMI_CHECK(gshmemi_heap_alloc(s, 2 * (size_t)s->npes * sb, 256, true, &p,
                                          "gshmem_init (TEAM_WORLD scratch)"));
         T.tab[0].d.scratch = p;
         T.tab[0].d.scratch_bytes = sb;
@@ -146,7 +146,7 @@ gshmemi_status gshmemi_teams_init(gshmemi_state *s) {
             for (int pe = 0; pe < s->npes; pe++) c += b->node_of[pe] == n;
             if (c > most) most = c;
         }
-        GSHMEMI_CHECK(gshmemi_heap_alloc(s, (2 * (size_t)most + (size_t)most / 2 + 1) * sb, 256, true, &p,
+        GSHMEMI_CHECK(gshmemi_heap_alloc(s, 2 * (size_t)most * sb, 256, true, &p,
                                          "gshmem_init (TEAM_SHARED scratch)"));
         T.tab[1].d.scratch = p;
         T.tab[1].d.scratch_bytes = sb;

@@ -647,7 +647,7 @@ static round_t make_round(const tentry *te, int coll, int op, int form, int shap
     r.shape = shape;
     int ns = quick ? 3 : 5;
     int si = rot % ns;
-    r.n = si < 4 ? sizes[si] : 2 + rng_next(&g_rng) % 3000;
+    r.n = si < 4 ? sizes[si] : 2 + rng_next(&g_rng) % 4090;  /* up to 32 KiB of 8-byte elements: one-shots of 1..8 channels */
     if (quick && r.n > 1023) r.n = 1023;
     r.doff = rng_next(&g_rng) % 4;
     r.soff = rng_next(&g_rng) % 4;
@@ -796,14 +796,20 @@ static void large_rounds(void) {
 }
 
 /* ---- recurrences: in-place sum reduces over alternating teams, simulated on the host ------ */
-#define REC_N 301
+#define REC_N 3001   /* uint64: 24 KiB, a one-shot of 6 channels on stream */
+/* Element count of step s of the host/on-stream sequences: one-shots of 6, 1, 2, 5 and 1
+ * channels in turn (the channel counts change between back-to-back calls), ending on all. */
+static size_t rec_n(int s) {
+    static const size_t n[] = {REC_N, 1, 517, 2049, 64};
+    return n[s % 5];
+}
 /* x_j <- sum over j's team of x (for every world PE; PEs outside the shape keep x) */
-static void simulate_step(std::vector<std::vector<uint64_t>> &x, int shape) {
+static void simulate_step(std::vector<std::vector<uint64_t>> &x, int shape, size_t n = REC_N) {
     std::vector<std::vector<uint64_t>> nx = x;
     for (int p = 0; p < g_np; p++) {
         std::vector<int> g = group_of(shape, p);
         if (g.empty()) continue;
-        for (size_t k = 0; k < x[p].size(); k++) {
+        for (size_t k = 0; k < n && k < x[p].size(); k++) {
             uint64_t s = 0;
             for (int q : g) s += x[q][k];
             nx[p][k] = s;
@@ -880,13 +886,13 @@ static void back_to_back(uint64_t *x) {
         } else {
             for (int s = 0; s < steps; s++) {
                 gshmem_team_t t = s & 1 ? t1 : t0;
-                int rc = form == F_STREAM ? gshmemx_uint64_sum_reduce_on_stream(t, x, x, REC_N, g_stream)
-                                          : gshmem_uint64_sum_reduce(t, x, x, REC_N);
+                int rc = form == F_STREAM ? gshmemx_uint64_sum_reduce_on_stream(t, x, x, rec_n(s), g_stream)
+                                          : gshmem_uint64_sum_reduce(t, x, x, rec_n(s));
                 if (rc) bad = rc;
             }
             CK(cudaStreamSynchronize(g_stream));
         }
-        for (int s = 0; s < steps; s++) simulate_step(sim, s & 1 ? SH_X : SH_WORLD);
+        for (int s = 0; s < steps; s++) simulate_step(sim, s & 1 ? SH_X : SH_WORLD, form <= F_BLOCK ? REC_N : rec_n(s));
         char what[200];
         snprintf(what, sizeof what, "%d back-to-back in-place uint64 sum reduces (%s) alternating WORLD and the x-axis team",
                  steps, form_name[form]);
@@ -962,16 +968,17 @@ static void graph_test(uint64_t *x, uint64_t *y, uint64_t *b) {
     auto enqueue = [&](int &bad) {
         for (int i = 0; i < steps; i++) {
             gshmem_team_t t = i & 1 ? shape_team[SH_X] : GSHMEM_TEAM_WORLD;
-            bad |= gshmemx_uint64_sum_reduce_on_stream(t, y, x, REC_N, s);
-            graph_update<<<4, 128, 0, s>>>(x, y, REC_N, g_me);
+            bad |= gshmemx_uint64_sum_reduce_on_stream(t, y, x, rec_n(i), s);
+            graph_update<<<4, 128, 0, s>>>(x, y, rec_n(i), g_me);
         }
         bad |= gshmemx_uint64_broadcast_on_stream(GSHMEM_TEAM_WORLD, b, x, REC_N, root, s);
     };
     auto sim_once = [&]() {
         for (int i = 0; i < steps; i++) {
-            simulate_step(sim, i & 1 ? SH_X : SH_WORLD);
+            /* y = the first rec_n(i) sums (rest of y: the previous step's), x = y + me + 1 there */
+            simulate_step(sim, i & 1 ? SH_X : SH_WORLD, rec_n(i));
             for (int p = 0; p < g_np; p++)
-                for (auto &v : sim[p]) v += (uint64_t)p + 1;
+                for (size_t k = 0; k < rec_n(i); k++) sim[p][k] += (uint64_t)p + 1;
         }
     };
     auto check_b = [&](const char *what) {

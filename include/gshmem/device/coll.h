@@ -3,11 +3,13 @@
  * them with one group (c = 0, nch = 1); the on-stream kernels run nch blocks, block c on
  * channel c, each moving slice c of the data. Two algorithm families:
  *
- * one-shot (small messages, teams with scratch, nch = 1): every member pushes what the
- *   others need into their scratch buffer (parity = this team's one-shot count & 1), one
- *   flag round, then each member finishes locally from its scratch. A member can be at most
- *   one one-shot ahead of another (it cannot finish one without everybody's flag), so two
- *   buffers per sender suffice.
+ * one-shot (small messages, teams with scratch): every member pushes what the others need
+ *   into their scratch buffer as LL words (data and flag in one store; parity = this team's
+ *   one-shot count & 1), and each member finishes locally from its scratch as the words
+ *   arrive, with no separate flag round. A member can be at most one one-shot ahead of
+ *   another (it cannot finish one without a word from everybody), so two buffers per sender
+ *   suffice. The on-stream kernels split one message between up to ONESHOT_CHANNELS blocks
+ *   (slice c at the same offset of every buffer).
  * two-round (everything else): a round announces arrival (sources ready, destinations free),
  *   the members move data straight between the symmetric user buffers over NVLink, and a
  *   second round announces completion (all reads of my source and writes to my destination
@@ -235,9 +237,8 @@ GSHMEMI_DEV void gshmemi_combine_vecs(const gshmemi_team *t, const In &in, T *de
     }
 }
 
-/* In: pointer of member j's inputs (two-round: symmetric src + member offset; one-shot: my
- * scratch or my src). Out: see GSHMEMI_OUT_*. upto: members combined (scans on one-shot:
- * me + 1 or me). Threads handle whole 16-byte vectors (V elements), U at a time, where dest
+/* In: pointer of member j's inputs (symmetric src + member offset). Out: see GSHMEMI_OUT_*.
+ * upto: members combined. Threads handle whole 16-byte vectors (V elements), U at a time, where dest
  * and all inputs are 16-byte aligned; single elements otherwise. */
 template <class T, int OP, int OUT, int U, class In>
 GSHMEMI_COLL_FN void gshmemi_combine(const gshmemi_team *t, const In &in, T *dest, int upto,
@@ -278,21 +279,6 @@ template <class T> struct gshmemi_in_peers {
     __device__ __forceinline__ const T *ptr(int j) const { return gshmemi_at(src, gshmemi_member_off(t, j)); }
     __device__ __forceinline__ bool aligned16() const { return ((uintptr_t)src & 15) == 0; }
 };
-/* Inputs of the one-shot path: my own source for me, my scratch buffer of sender j else. */
-template <class T> struct gshmemi_in_scratch {
-    const T *own;
-    const char *buf;          /* scratch + parity * size * sb */
-    uint64_t sb;
-    size_t skip;              /* elements to skip in every scratch buffer */
-    int me;
-    __device__ __forceinline__ const T *ptr(int j) const {
-        return j == me ? own : (const T *)(buf + (size_t)j * sb) + skip;
-    }
-    __device__ __forceinline__ bool aligned16() const {
-        return (((uintptr_t)own | (uintptr_t)buf | (uintptr_t)sb | (skip * sizeof(T))) & 15) == 0;
-    }
-};
-
 /* Copies n bytes (or, for alltoalls, n elements of es bytes with strides) for the group. */
 template <class S>
 GSHMEMI_COLL_FN void gshmemi_move_copy(void *to, const void *from, size_t nbytes) {
@@ -351,51 +337,110 @@ GSHMEMI_COLL_FN void gshmemi_ll_send(char *to, const char *from, size_t nb, uint
                      : "memory");
     }
 }
-/* Receive nb bytes from my scratch `from` into `to` once every word carries flag f. */
+/* Waits until pair p of the LL message at `from` (my scratch) carries flag f in both words;
+ * returns its 8 data bytes. */
+GSHMEMI_DEV uint64_t gshmemi_ll_pair(const char *from, size_t p, uint32_t f, const char *call) {
+    const gshmemi_device_state *s = &gshmemi_dstate;
+    uint64_t lo, hi;
+    gshmemi_deadline dl = {0, 0};
+    double secs;
+    for (;;) {
+        asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi)
+                     : "l"(from + 16 * p) : "memory");
+        if ((uint32_t)(lo >> 32) == f && (uint32_t)(hi >> 32) == f) break;
+        if (dl.expired(s, &secs))
+            gshmemi_wait_expired(call, from + 16 * p, GSHMEM_CMP_EQ, f,
+                                 (uint32_t)(lo >> 32) != f ? lo >> 32 : hi >> 32, secs);
+    }
+    return (uint32_t)lo | (uint64_t)(uint32_t)hi << 32;
+}
+/* Receive nb bytes from my scratch `from` into `to` (NULL: only wait) once every word
+ * carries flag f. */
 template <class S>
 GSHMEMI_COLL_FN void gshmemi_ll_recv(char *to, const char *from, size_t nb, uint32_t f,
                                      const char *call) {
     size_t np = gshmemi_ll_pairs(nb);
-    const gshmemi_device_state *s = &gshmemi_dstate;
     for (size_t p = S::rank(); p < np; p += S::size()) {
-        uint64_t lo, hi;
-        gshmemi_deadline dl = {0, 0};
-        double secs;
-        for (;;) {
-            asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi)
-                         : "l"(from + 16 * p) : "memory");
-            if ((uint32_t)(lo >> 32) == f && (uint32_t)(hi >> 32) == f) break;
-            if (dl.expired(s, &secs))
-                gshmemi_wait_expired(call, from + 16 * p, GSHMEM_CMP_EQ, f,
-                                     (uint32_t)(lo >> 32) != f ? lo >> 32 : hi >> 32, secs);
-        }
+        uint64_t d = gshmemi_ll_pair(from, p, f, call);
         if (to) {
-            gshmemi_ll_store4(to, 8 * p, nb, (uint32_t)lo);
-            gshmemi_ll_store4(to, 8 * p + 4, nb, (uint32_t)hi);
+            gshmemi_ll_store4(to, 8 * p, nb, (uint32_t)d);
+            gshmemi_ll_store4(to, 8 * p + 4, nb, (uint32_t)(d >> 32));
         }
     }
 }
 
-/* The one-shot hand-out: this team's one-shot count (flag and parity). With GSHMEM_DEBUG the
- * members also exchange signatures in a flag round first. */
+/* The one-shot hand-out on channel c of nch: this team's one-shot count (flag and parity).
+ * Channel c reads its own copy of the count and advances copies c, c + nch, ... so that all
+ * ONESHOT_CHANNELS copies stay equal whatever nch the next call uses, and no block waits for
+ * another. With GSHMEM_DEBUG the members also exchange signatures in a flag round first. */
 template <class S>
-static __device__ __noinline__ uint32_t gshmemi_oneshot_begin(const gshmemi_team *t, int team, unsigned sig,
-                                           const char *call) {
+static __device__ __noinline__ uint32_t gshmemi_oneshot_begin(const gshmemi_team *t, int team,
+                                                              int c, int nch, unsigned sig,
+                                                              const char *call) {
     if (gshmemi_dstate.debug >= 1) {
-        uint64_t e = gshmemi_take<S>(t->epochs, 1);
-        uint64_t ns = gshmemi_sig_post<S>(t, 0, sig, call);
+        uint64_t e = gshmemi_take<S>(t->epochs + c, 1);
+        uint64_t ns = gshmemi_sig_post<S>(t, c, sig, call);
         S::sync();
-        gshmemi_team_round<S>(t, 0, e, call);
-        gshmemi_sig_check<S>(t, team, 0, ns, sig, call);
+        gshmemi_team_round<S>(t, c, e, call);
+        gshmemi_sig_check<S>(t, team, c, ns, sig, call);
     }
-    return (uint32_t)gshmemi_take<S>(t->seqs, 1);
+    S::sync();
+    uint64_t q = *(volatile uint64_t *)(t->seqs + c) + 1;
+    S::sync();
+    if (S::rank() == 0)
+        for (int k = c; k < GSHMEMI_ONESHOT_CHANNELS; k += nch) *(volatile uint64_t *)(t->seqs + k) = q;
+    return (uint32_t)q;
 }
-/* LL area for sender j on this PE (parity of f), and the unpack area of sender j. */
+/* The LL area for sender j on this PE (parity of f). */
 GSHMEMI_DEV char *gshmemi_ll_area(const gshmemi_team *t, uint32_t f, int j) {
     return t->scratch + ((size_t)(f & 1) * t->size + j) * t->scratch_bytes;
 }
-GSHMEMI_DEV char *gshmemi_unpack_area(const gshmemi_team *t, int j) {
-    return t->scratch + (2 * (size_t)t->size * t->scratch_bytes) + (size_t)j * (t->scratch_bytes / 2);
+
+/* One-shot combine straight from the LL words: pair p of the slice (8 bytes: 8 / sizeof(T)
+ * elements) combines members 0 .. upto-1 in order (mine from `own`, the others' from my
+ * scratch, at byte `off` of every buffer) into dest. Members past upto (scans) sent one
+ * empty word, which is waited for all the same. The thread that sent pair p combines it, so
+ * dest == own is safe. */
+template <class T, int OP>
+GSHMEMI_COLL_FN void gshmemi_ll_reduce(const gshmemi_team *t, uint32_t f, T *dest, const T *own,
+                                       size_t off, size_t nb, int upto, unsigned rank,
+                                       unsigned size, const char *call) {
+    typedef gshmemi_acc<T> AC;
+    typedef typename AC::t A;
+    typedef gshmemi_rop<OP> R;
+    constexpr int E = 8 / sizeof(T);
+    const int m = t->size, me = t->my_idx;
+    const size_t np = gshmemi_ll_pairs(nb);
+    for (size_t p = rank; p < np; p += size) {
+        const size_t left = nb > 8 * p ? (nb - 8 * p) / sizeof(T) : 0;
+        const int ne = left < (size_t)E ? (int)left : E;
+        A acc[E];
+#pragma unroll
+        for (int i = 0; i < E; i++) acc[i] = AC::in((T)0);
+        bool first = true;
+        for (int j = 0; j < m; j++) {
+            T x[E];
+            if (j == me) {
+                if (j >= upto) continue;
+#pragma unroll
+                for (int i = 0; i < E; i++) x[i] = i < ne ? own[p * E + i] : (T)0;
+            } else {
+                const char *area = gshmemi_ll_area(t, f, j) + 2 * off;
+                if (j >= upto) {
+                    if (p == 0) (void)gshmemi_ll_pair(area, 0, f, call);
+                    continue;
+                }
+                uint64_t d = gshmemi_ll_pair(area, p, f, call);
+                memcpy(x, &d, 8);
+            }
+#pragma unroll
+            for (int i = 0; i < E; i++) acc[i] = first ? AC::in(x[i]) : R::f(acc[i], AC::in(x[i]));
+            first = false;
+        }
+#pragma unroll
+        for (int i = 0; i < E; i++)
+            if (i < ne) dest[p * E + i] = AC::out(acc[i]);
+    }
 }
 
 /* ---- reductions, reduce-scatter, scans ------------------------------------------------------ */
@@ -409,34 +454,25 @@ GSHMEMI_DEV void gshmemi_reduce_t(const gshmemi_team *t, int team, int what, T *
     gshmemi_coll_check(t, dest, n * sizeof(T), src, sbytes, call);
     unsigned sig = gshmemi_sig(100 + what, sizeof(T), OP, n, 0);
     const size_t nb = n * sizeof(T);
-    if (nch == 1 && t->scratch && nb <= t->scratch_bytes / 2) {
-        /* one-shot: LL messages to every member (scans: data only to higher members) */
-        const uint32_t f = gshmemi_oneshot_begin<S>(t, team, sig, call);
+    constexpr size_t G = 16 / sizeof(T);
+    if (t->scratch && nb <= t->scratch_bytes / 2 && nch <= GSHMEMI_ONESHOT_CHANNELS) {
+        /* one-shot: LL messages to every member (scans: data only to higher members), my
+         * channel's slice of them, combined as the words arrive */
+        size_t lo, hi;
+        gshmemi_slice(n, c, nch, G, &lo, &hi);
+        const size_t off = lo * sizeof(T), bn = (hi - lo) * sizeof(T);
+        const uint32_t f = gshmemi_oneshot_begin<S>(t, team, c, nch, sig, call);
+        const bool rs = what == GSHMEMI_COLL_REDUCESCATTER;
         const bool scan = what == GSHMEMI_COLL_INSCAN || what == GSHMEMI_COLL_EXSCAN;
         for (int jj = 1; jj < m; jj++) {
             int j = (me + jj) % m;
-            const char *from = (const char *)(what == GSHMEMI_COLL_REDUCESCATTER ? src + (size_t)j * n : src);
-            char *to = gshmemi_at(gshmemi_ll_area(t, f, me), gshmemi_member_off(t, j));
-            gshmemi_ll_send<S>(to, from, scan && j < me ? 0 : nb, f);
+            const T *from = (rs ? src + (size_t)j * n : src) + lo;
+            char *to = gshmemi_at(gshmemi_ll_area(t, f, me) + 2 * off, gshmemi_member_off(t, j));
+            gshmemi_ll_send<S>(to, (const char *)from, scan && j < me ? 0 : bn, f);
         }
-        for (int jj = 1; jj < m; jj++) {
-            int j = (me + m - jj) % m;
-            bool used = !scan || j < me;
-            gshmemi_ll_recv<S>(used ? gshmemi_unpack_area(t, j) : (char *)0, gshmemi_ll_area(t, f, j),
-                               used ? nb : 0, f, call);
-        }
-        S::sync();
-        gshmemi_in_scratch<T> in{what == GSHMEMI_COLL_REDUCESCATTER ? src + (size_t)me * n : src,
-                                 gshmemi_unpack_area(t, 0), t->scratch_bytes / 2, 0, me};
-        if (what == GSHMEMI_COLL_INSCAN)
-            gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, in, dest, me + 1, 0, n, S::rank(), S::size());
-        else if (what == GSHMEMI_COLL_EXSCAN) {
-            if (me == 0) {
-                for (size_t k = S::rank(); k < n; k += S::size()) dest[k] = gshmemi_acc<T>::out(gshmemi_acc<T>::in((T)0));
-            } else
-                gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, in, dest, me, 0, n, S::rank(), S::size());
-        } else
-            gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, in, dest, m, 0, n, S::rank(), S::size());
+        const int upto = what == GSHMEMI_COLL_INSCAN ? me + 1 : what == GSHMEMI_COLL_EXSCAN ? me : m;
+        gshmemi_ll_reduce<T, OP>(t, f, dest + lo, (rs ? src + (size_t)me * n : src) + lo, off, bn,
+                                 upto, S::rank(), S::size(), call);
         S::sync();
         return;
     }
@@ -445,7 +481,6 @@ GSHMEMI_DEV void gshmemi_reduce_t(const gshmemi_team *t, int team, int what, T *
     S::sync();
     gshmemi_team_round<S>(t, c, e, call);
     gshmemi_sig_check<S>(t, team, c, ns, sig, call);
-    constexpr size_t G = 16 / sizeof(T);
     size_t lo, hi;
     if (what == GSHMEMI_COLL_REDUCESCATTER) {
         gshmemi_slice(n, c, nch, G, &lo, &hi);
@@ -488,24 +523,28 @@ GSHMEMI_DEV void gshmemi_move_t(const gshmemi_team *t, int team, int what, void 
     }
     unsigned sig = gshmemi_sig(200 + what, (int)es, (int)(dst * 7919 + sst),
                                what == GSHMEMI_MOVE_COLLECT ? 0 : n, root);
-    if (nch == 1 && t->scratch && what != GSHMEMI_MOVE_COLLECT && what != GSHMEMI_MOVE_ALLTOALLS &&
-        nb <= t->scratch_bytes / 2) {
-        /* one-shot: LL messages to every member, received straight into dest */
-        const uint32_t f = gshmemi_oneshot_begin<S>(t, team, sig, call);
-        const bool bc = what == GSHMEMI_MOVE_BROADCAST;
+    if (t->scratch && what != GSHMEMI_MOVE_COLLECT && what != GSHMEMI_MOVE_ALLTOALLS &&
+        nb <= t->scratch_bytes / 2 && nch <= GSHMEMI_ONESHOT_CHANNELS) {
+        /* one-shot: LL messages (my channel's slice of them) to every member, received
+         * straight into dest */
+        size_t lo, hi;
+        gshmemi_slice(nb, c, nch, 16, &lo, &hi);
+        const size_t bn = hi - lo;
+        const uint32_t f = gshmemi_oneshot_begin<S>(t, team, c, nch, sig, call);
+        const bool bc = what == GSHMEMI_MOVE_BROADCAST, a2a = what == GSHMEMI_MOVE_ALLTOALL;
         for (int jj = 1; jj < m; jj++) {
             int j = (me + jj) % m;
-            const char *from = what == GSHMEMI_MOVE_ALLTOALL ? s + (size_t)j * nb : s;
-            char *to = gshmemi_at(gshmemi_ll_area(t, f, me), gshmemi_member_off(t, j));
-            gshmemi_ll_send<S>(to, from, bc && me != root ? 0 : nb, f);
+            const char *from = (a2a ? s + (size_t)j * nb : s) + lo;
+            char *to = gshmemi_at(gshmemi_ll_area(t, f, me) + 2 * lo, gshmemi_member_off(t, j));
+            gshmemi_ll_send<S>(to, from, bc && me != root ? 0 : bn, f);
         }
         for (int jj = 1; jj < m; jj++) {
             int j = (me + m - jj) % m;
-            char *to = bc ? (j == root ? d : (char *)0) : d + (size_t)j * nb;
-            gshmemi_ll_recv<S>(to, gshmemi_ll_area(t, f, j), bc && j != root ? 0 : nb, f, call);
+            char *to = bc ? (j == root ? d + lo : (char *)0) : d + (size_t)j * nb + lo;
+            gshmemi_ll_recv<S>(to, gshmemi_ll_area(t, f, j) + 2 * lo, bc && j != root ? 0 : bn, f, call);
         }
-        if (!bc) gshmemi_move_local<S>(d + (size_t)me * nb, what == GSHMEMI_MOVE_ALLTOALL ? s + (size_t)me * nb : s, nb);
-        else if (me == root && d != s) gshmemi_move_local<S>(d, s, nb);
+        if (!bc) gshmemi_move_local<S>(d + (size_t)me * nb + lo, (a2a ? s + (size_t)me * nb : s) + lo, bn);
+        else if (me == root && d != s) gshmemi_move_local<S>(d + lo, s + lo, bn);
         S::sync();
         return;
     }

@@ -14,6 +14,10 @@
 /* Channels: a collective run by several blocks (the on-stream kernels for large messages)
  * gives each block its own flags and epoch counter, so blocks never wait for each other. */
 #define GSHMEMI_MAX_CHANNELS 64
+/* One-shot collectives run on up to this many channels (slices of one message); every
+ * one-shot call advances seqs[0 .. ONESHOT_CHANNELS) together, so each block reads the
+ * team's one-shot count from its own counter. */
+#define GSHMEMI_ONESHOT_CHANNELS 16
 
 /* One team as the device sees it: members are world PEs start + i * stride (or pes[i]).
  * A team owns one slot of the team pool: a symmetric area laid out as below, at the same
@@ -22,7 +26,8 @@
  *   sigs   [2][size]: debug signatures of collectives (mismatch detection)
  *   vals   [size]: small values a collective exchanges (collect: element counts)
  *   epochs [MAX_CHANNELS]: this PE's epoch per channel (local use only)
- *   seqs   [MAX_CHANNELS]: this PE's count of one-shot collectives per channel (local)
+ *   seqs   [MAX_CHANNELS]: this PE's count of one-shot collectives, one copy per one-shot
+ *          channel (local)
  *   ncoll  [1]: this PE's count of collectives (debug signature parity; local) */
 typedef struct gshmemi_team {
     int32_t start, stride, size;   /* size 0: the slot is free */
