@@ -285,10 +285,6 @@ GSHMEMI_COLL_FN void gshmemi_move_copy(void *to, const void *from, size_t nbytes
     gshmemi_copy_group<false>(to, from, nbytes, S::rank(), S::size());
 }
 template <class S>
-GSHMEMI_COLL_FN void gshmemi_move_local(void *to, const void *from, size_t nbytes) {
-    gshmemi_copy_group<true>(to, from, nbytes, S::rank(), S::size());
-}
-template <class S>
 GSHMEMI_COLL_FN void gshmemi_move_strided(void *to, const void *from, ptrdiff_t dst, ptrdiff_t sst,
                                       size_t n, size_t es) {
     unsigned r = S::rank(), z = S::size();
@@ -354,21 +350,6 @@ GSHMEMI_DEV uint64_t gshmemi_ll_pair(const char *from, size_t p, uint32_t f, con
     }
     return (uint32_t)lo | (uint64_t)(uint32_t)hi << 32;
 }
-/* Receive nb bytes from my scratch `from` into `to` (NULL: only wait) once every word
- * carries flag f. */
-template <class S>
-GSHMEMI_COLL_FN void gshmemi_ll_recv(char *to, const char *from, size_t nb, uint32_t f,
-                                     const char *call) {
-    size_t np = gshmemi_ll_pairs(nb);
-    for (size_t p = S::rank(); p < np; p += S::size()) {
-        uint64_t d = gshmemi_ll_pair(from, p, f, call);
-        if (to) {
-            gshmemi_ll_store4(to, 8 * p, nb, (uint32_t)d);
-            gshmemi_ll_store4(to, 8 * p + 4, nb, (uint32_t)(d >> 32));
-        }
-    }
-}
-
 /* The one-shot hand-out on channel c of nch: this team's one-shot count (flag and parity).
  * Channel c reads its own copy of the count and advances copies c, c + nch, ... so that all
  * ONESHOT_CHANNELS copies stay equal whatever nch the next call uses, and no block waits for
@@ -440,6 +421,38 @@ GSHMEMI_COLL_FN void gshmemi_ll_reduce(const gshmemi_team *t, uint32_t f, T *des
 #pragma unroll
         for (int i = 0; i < E; i++)
             if (i < ne) dest[p * E + i] = AC::out(acc[i]);
+    }
+}
+
+/* One-shot moves, receiving side: pair p of my slice (bytes [lo, lo + bn) of each member's
+ * part) from every member's message, straight into dest, and of my own part, copied
+ * locally. A broadcast's non-roots sent one empty word, waited for all the same. */
+GSHMEMI_COLL_FN void gshmemi_ll_gather(const gshmemi_team *t, uint32_t f, int what, char *d,
+                                       const char *s, size_t nb, size_t lo, size_t bn, int root,
+                                       unsigned rank, unsigned size, const char *call) {
+    const int m = t->size, me = t->my_idx;
+    const bool bc = what == GSHMEMI_MOVE_BROADCAST, a2a = what == GSHMEMI_MOVE_ALLTOALL;
+    const bool own = !bc || (me == root && d != s);
+    const size_t np = gshmemi_ll_pairs(bn);
+    for (size_t p = rank; p < np; p += size) {
+        for (int jj = 1; jj < m; jj++) {
+            int j = (me + m - jj) % m;
+            const char *area = gshmemi_ll_area(t, f, j) + 2 * lo;
+            if (bc && j != root) {
+                if (p == 0) (void)gshmemi_ll_pair(area, 0, f, call);
+                continue;
+            }
+            uint64_t v = gshmemi_ll_pair(area, p, f, call);
+            char *to = (bc ? d : d + (size_t)j * nb) + lo;
+            gshmemi_ll_store4(to, 8 * p, bn, (uint32_t)v);
+            gshmemi_ll_store4(to, 8 * p + 4, bn, (uint32_t)(v >> 32));
+        }
+        if (own) {
+            const char *from = (a2a ? s + (size_t)me * nb : s) + lo;
+            char *to = (bc ? d : d + (size_t)me * nb) + lo;
+            gshmemi_ll_store4(to, 8 * p, bn, gshmemi_ll_load4(from, 8 * p, bn));
+            gshmemi_ll_store4(to, 8 * p + 4, bn, gshmemi_ll_load4(from, 8 * p + 4, bn));
+        }
     }
 }
 
@@ -538,13 +551,7 @@ GSHMEMI_DEV void gshmemi_move_t(const gshmemi_team *t, int team, int what, void 
             char *to = gshmemi_at(gshmemi_ll_area(t, f, me) + 2 * lo, gshmemi_member_off(t, j));
             gshmemi_ll_send<S>(to, from, bc && me != root ? 0 : bn, f);
         }
-        for (int jj = 1; jj < m; jj++) {
-            int j = (me + m - jj) % m;
-            char *to = bc ? (j == root ? d + lo : (char *)0) : d + (size_t)j * nb + lo;
-            gshmemi_ll_recv<S>(to, gshmemi_ll_area(t, f, j) + 2 * lo, bc && j != root ? 0 : bn, f, call);
-        }
-        if (!bc) gshmemi_move_local<S>(d + (size_t)me * nb + lo, (a2a ? s + (size_t)me * nb : s) + lo, bn);
-        else if (me == root && d != s) gshmemi_move_local<S>(d + lo, s + lo, bn);
+        gshmemi_ll_gather(t, f, what, d, s, nb, lo, bn, root, S::rank(), S::size(), call);
         S::sync();
         return;
     }
