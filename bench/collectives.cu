@@ -57,9 +57,11 @@
         }                                                                                    \
     } while (0)
 
-enum Fam { F_ALLREDUCE, F_BROADCAST, F_FCOLLECT, F_ALLTOALL, F_REDUCESCATTER, F_BARRIER, F_GRAPH_ALLREDUCE, F_NFAM };
+enum Fam { F_ALLREDUCE, F_BROADCAST, F_FCOLLECT, F_ALLTOALL, F_REDUCESCATTER, F_BARRIER, F_GRAPH_ALLREDUCE,
+           F_GRAPH_BARRIER, F_GRAPH_EMPTY, F_NFAM };
 static const char *fam_name[F_NFAM] = {"allreduce", "broadcast", "fcollect", "alltoall",
-                                     "reducescatter", "barrier", "allreduce_graph"};
+                                     "reducescatter", "barrier", "allreduce_graph", "barrier_graph",
+                                     "empty_kernel_graph"};
 static const char *fam_title[F_NFAM] = {
     "allreduce (float sum; size = the vector; NCCL: ncclAllReduce)",
     "broadcast (root 0; size = the vector; NCCL: ncclBroadcast)",
@@ -67,7 +69,13 @@ static const char *fam_title[F_NFAM] = {
     "alltoall (size = the block for each PE; NCCL: ncclAlltoAll / grouped send+recv)",
     "reducescatter (float sum; size = each PE's result; NCCL: ncclReduceScatter)",
     "barrier_all_on_stream (no NCCL counterpart)",
-    "allreduce replayed from a CUDA graph of 100 back-to-back calls (us per call)"};
+    "allreduce replayed from a CUDA graph of 100 back-to-back calls (us per call)",
+    "barrier_all_on_stream replayed from a CUDA graph of 100 calls (us per call)",
+    "floor: an empty kernel replayed from a CUDA graph of 100 (us per kernel; no communication)"};
+/* families timed as one graph of GRAPH_CALLS calls, and those with no data to check */
+static bool graph_fam(int fam) { return fam == F_GRAPH_ALLREDUCE || fam == F_GRAPH_BARRIER || fam == F_GRAPH_EMPTY; }
+static bool dataless(int fam) { return fam == F_BARRIER || fam == F_GRAPH_BARRIER || fam == F_GRAPH_EMPTY; }
+__global__ void empty_kernel(void) {}
 static const int ROOT = 0;
 static const int TRIALS = 6;       /* the first is dropped */
 static const int GRAPH_CALLS = 100;
@@ -168,7 +176,9 @@ static void issue(int lib, int fam, size_t n) {
         case F_FCOLLECT: rc = bench_float_fcollect_on_stream(BENCH_TEAM_WORLD, d, s, n, st); break;
         case F_ALLTOALL: rc = bench_float_alltoall_on_stream(BENCH_TEAM_WORLD, d, s, n, st); break;
         case F_REDUCESCATTER: rc = bench_float_sum_reducescatter_on_stream(BENCH_TEAM_WORLD, d, s, n, st); break;
-        case F_BARRIER: bench_barrier_all_on_stream(st); break;
+        case F_BARRIER:
+        case F_GRAPH_BARRIER: bench_barrier_all_on_stream(st); break;
+        case F_GRAPH_EMPTY: empty_kernel<<<1, 32, 0, st>>>(); rc = (int)cudaGetLastError(); break;
         }
         if (rc) {
             char m[64];
@@ -291,7 +301,7 @@ static float measure(int lib, int fam, size_t bytes) {
     unsigned seed = next_seed++ * 7919u + (unsigned)bytes;
     cudaGraph_t graph = NULL;
     cudaGraphExec_t gexec = NULL;
-    if (fam == F_GRAPH_ALLREDUCE) {
+    if (graph_fam(fam)) {
         CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
         for (int i = 0; i < GRAPH_CALLS; i++) issue(lib, fam, n);
         cudaError_t e = cudaStreamEndCapture(st, &graph);
@@ -300,8 +310,8 @@ static float measure(int lib, int fam, size_t bytes) {
         float failed = allmax(e != cudaSuccess ? 1.f : 0.f);
         if (failed) {
             if (e != cudaSuccess)
-                fprintf(stderr, "collectives: %s: capturing %d allreduces in a CUDA graph failed on PE %d: %s; skipped\n",
-                        lib_name[lib], GRAPH_CALLS, me, cudaGetErrorString(e));
+                fprintf(stderr, "collectives: %s: capturing %d %s calls in a CUDA graph failed on PE %d: %s; skipped\n",
+                        lib_name[lib], GRAPH_CALLS, fam_name[fam], me, cudaGetErrorString(e));
             (void)cudaGetLastError();
             if (gexec) cudaGraphExecDestroy(gexec);
             if (graph) cudaGraphDestroy(graph);
@@ -310,7 +320,7 @@ static float measure(int lib, int fam, size_t bytes) {
     }
     int iters = 1;
     bool ok = true;
-    if (fam != F_BARRIER) {
+    if (!dataless(fam)) {
         prepare(lib, fam, n, seed);
         CK(cudaEventRecord(e0, st));
         if (gexec) CK(cudaGraphLaunch(gexec, st));
@@ -332,7 +342,7 @@ static float measure(int lib, int fam, size_t bytes) {
     float us = 0;
     if (ok) {
         us = time_calls(lib, fam, n, iters, gexec);
-        if (fam != F_BARRIER) ok = check(lib, fam, n, seed, "after timing");
+        if (!dataless(fam)) ok = check(lib, fam, n, seed, "after timing");
         us = allmax(ok ? us : 1e30f);
         ok = us < 1e30f;
     }
@@ -411,9 +421,10 @@ int main(int argc, char **argv) {
                BENCH_LIB, np, TRIALS - 1);
 
     /* the short families first: a hung incumbent (the job ends) costs only the tail */
-    for (int fam : {F_BARRIER, F_GRAPH_ALLREDUCE, F_ALLREDUCE, F_BROADCAST, F_FCOLLECT, F_ALLTOALL, F_REDUCESCATTER}) {
+    for (int fam : {F_BARRIER, F_GRAPH_EMPTY, F_GRAPH_BARRIER, F_GRAPH_ALLREDUCE, F_ALLREDUCE, F_BROADCAST,
+                    F_FCOLLECT, F_ALLTOALL, F_REDUCESCATTER}) {
         std::vector<size_t> sizes;
-        if (fam == F_BARRIER) sizes.push_back(0);
+        if (dataless(fam)) sizes.push_back(0);
         else if (fam == F_GRAPH_ALLREDUCE) {
             for (size_t b : {(size_t)8, (size_t)1024, (size_t)65536})
                 if (b <= maxb) sizes.push_back(b);
@@ -421,7 +432,7 @@ int main(int argc, char **argv) {
             size_t top = fam == F_ALLREDUCE || fam == F_BROADCAST ? maxb : std::min(maxb, CAP / np);
             for (size_t b = 8; b <= top; b *= 2) sizes.push_back(b);
         }
-        int libs = fam == F_BARRIER ? 1 : nlib;
+        int libs = dataless(fam) ? 1 : nlib;   /* NCCL has no barrier; the empty kernel is no library's */
         if (me == 0) {
             printf("\n== %s ==\n%10s", fam_title[fam], "size");
             for (int l = 0; l < libs; l++) printf(" %11s %8s", (std::string(lib_name[l]) + " us").c_str(), "GB/s");
@@ -436,7 +447,7 @@ int main(int argc, char **argv) {
             for (int l = 0; l < libs; l++) us[l] = measure(l, fam, b);
             if (me != 0) continue;
             char sb[32];
-            printf("%10s", fam == F_BARRIER ? "-" : fmt_size(b, sb));
+            printf("%10s", dataless(fam) ? "-" : fmt_size(b, sb));
             for (int l = 0; l < libs; l++) {
                 if (us[l] < 0) printf(" %11s %8s", us[l] == WRONG ? "WRONG" : "skipped", "");
                 else printf(" %11.2f %8.2f", us[l], busbw(fam, b, us[l]));

@@ -25,7 +25,7 @@ import sys
 LIBS = ["gshmem", "nvshmem"]
 INCUMBENTS = ["nvshmem", "nccl"]
 COLL_FAMILIES = ["allreduce", "broadcast", "fcollect", "alltoall", "reducescatter", "barrier",
-                 "allreduce_graph"]
+                 "allreduce_graph", "barrier_graph", "empty_kernel_graph"]
 COLL_TITLES = {
     "allreduce": "allreduce, float sum (size = the vector; NCCL ncclAllReduce)",
     "broadcast": "broadcast, root 0 (size = the vector; NCCL ncclBroadcast)",
@@ -34,7 +34,10 @@ COLL_TITLES = {
     "reducescatter": "reducescatter, float sum (size = each PE's result; NCCL ncclReduceScatter)",
     "barrier": "barrier_all_on_stream",
     "allreduce_graph": "allreduce in a CUDA graph of 100 calls (per call)",
+    "barrier_graph": "barrier_all_on_stream in a CUDA graph of 100 calls (per call)",
+    "empty_kernel_graph": "floor: an empty kernel in a CUDA graph of 100 (per kernel)",
 }
+DATALESS = ("barrier", "barrier_graph", "empty_kernel_graph")
 FIELDS = ["lib", "family", "metric", "size", "value", "unit", "npes"]
 PREFIX = r"^(?:\[\d+\] )?"   # gshmrun's "[rank] " unless --no-prefix
 LINE = re.compile(PREFIX + r"(gshmem|nvshmem) (.+?): ([0-9.]+) (us|Mops/s|GB/s|s)\b")
@@ -184,7 +187,7 @@ def print_collectives(recs):
                     cells.append(f"{v:9.2f} ({b:8.2f})" if b is not None else f"{v:9.2f} {'':10s}")
                 ratios = "".join(f" {ratio(t.get(('gshmem', sz), NAN), t.get((l, sz), NAN)):9.2f}"
                                  for l in inc if "gshmem" in libs)
-                print(f"{fmt_size(sz) if fam != 'barrier' else '-':>10s} " + " ".join(f"{c:>20s}" for c in cells) + ratios)
+                print(f"{fmt_size(sz) if fam not in DATALESS else '-':>10s} " + " ".join(f"{c:>20s}" for c in cells) + ratios)
 
 
 def load_summary(path):

@@ -145,6 +145,11 @@ GSHMEMI_DEV void gshmemi_sig_check(const gshmemi_team *t, int team, int c, uint6
 
 /* Slice c of nch of [0, n), in multiples of g elements. */
 GSHMEMI_DEV void gshmemi_slice(size_t n, int c, int nch, size_t g, size_t *lo, size_t *hi) {
+    if (nch == 1) {
+        *lo = c ? n : 0;
+        *hi = n;
+        return;
+    }
     size_t per = (n + (size_t)nch - 1) / (size_t)nch;
     per = (per + g - 1) / g * g;
     size_t a = (size_t)c * per;
@@ -368,8 +373,8 @@ static __device__ __noinline__ uint32_t gshmemi_oneshot_begin(const gshmemi_team
     S::sync();
     uint64_t q = *(volatile uint64_t *)(t->seqs + c) + 1;
     S::sync();
-    if (S::rank() == 0)
-        for (int k = c; k < GSHMEMI_ONESHOT_CHANNELS; k += nch) *(volatile uint64_t *)(t->seqs + k) = q;
+    for (int k = c + (int)S::rank() * nch; k < GSHMEMI_ONESHOT_CHANNELS; k += nch * (int)S::size())
+        *(volatile uint64_t *)(t->seqs + k) = q;
     return (uint32_t)q;
 }
 /* The LL area for sender j on this PE (parity of f). */
