@@ -29,8 +29,8 @@ GSHMEMI_ENV_FIELD(DEVICE, INT, int, -1,
                   "CUDA device for this PE if none is current (default: local PE index)")
 GSHMEMI_ENV_FIELD(TEAMS_MAX, INT, int, 1024,
                   "teams that may exist at once, GSHMEM_TEAM_WORLD and GSHMEM_TEAM_SHARED included (each costs a few KiB of heap)")
-GSHMEMI_ENV_FIELD(COLL_SCRATCH, SIZE, uint64_t, 64ull << 10,
-                  "per-sender LL buffer of the one-shot collectives of TEAM_WORLD/TEAM_SHARED: messages up to half of it take the one-shot path (0 = always two rounds)")
+GSHMEMI_ENV_FIELD(COLL_SCRATCH, SIZE, uint64_t, 512ull << 10,
+                  "per-sender LL buffer of the one-shot collectives of TEAM_WORLD/TEAM_SHARED (at most 16 MiB / PEs): messages up to half of it take the one-shot path (0 = always two rounds)")
 GSHMEMI_ENV_FIELD(COLL_PDL, BOOL, bool, true,
                   "launch on-stream collectives with programmatic dependent launch (overlaps a kernel's start with the previous one's end)")
 GSHMEMI_ENV_FIELD(COLL_ONESHOT_CHUNK, SIZE, uint64_t, 4ull << 10,

@@ -117,8 +117,10 @@ gshmemi_status gshmemi_teams_init(gshmemi_state *s) {
     s->d_teams = T.d_tab;
 
     /* WORLD */
-    uint64_t sb = gshmemi_cfg.COLL_SCRATCH;
-    sb = (sb + 255) / 256 * 256;
+    /* per-sender LL buffer; a team's scratch (2 * npes buffers) stays within 32 MiB */
+    uint64_t sb = gshmemi_cfg.COLL_SCRATCH, most_sb = (16ull << 20) / (uint64_t)s->npes;
+    if (sb > most_sb) sb = most_sb;
+    sb = sb / 256 * 256;
     GSHMEMI_CHECK(fill_slot(s, GSHMEM_TEAM_WORLD, 0, 1, s->npes, s->mype, NULL, -1, "gshmem_init"));
     /* SHARED: this node's PEs, strided when they are consecutive ranks */
     const gshmemi_bootstrap *b = &s->boot;

@@ -377,6 +377,15 @@ static __device__ __noinline__ uint32_t gshmemi_oneshot_begin(const gshmemi_team
         *(volatile uint64_t *)(t->seqs + k) = q;
     return (uint32_t)q;
 }
+/* Whether a message of nb bytes per member takes the one-shot path on nch channels: it fits
+ * half the scratch, and one group (a user's kernel, or a small on-stream call) handles at most
+ * 32 KiB: a lone thread or warp polling 16-byte words one by one is slower than two rounds
+ * beyond that, where the on-stream kernels spread larger messages over up to 16 blocks. */
+#define GSHMEMI_ONESHOT_GROUP_MAX (32u << 10)
+GSHMEMI_DEV bool gshmemi_oneshot(const gshmemi_team *t, size_t nb, int nch) {
+    return t->scratch && nb <= t->scratch_bytes / 2 && nch <= GSHMEMI_ONESHOT_CHANNELS &&
+           (nch > 1 || nb <= GSHMEMI_ONESHOT_GROUP_MAX);
+}
 /* The LL area for sender j on this PE (parity of f). */
 GSHMEMI_DEV char *gshmemi_ll_area(const gshmemi_team *t, uint32_t f, int j) {
     return t->scratch + ((size_t)(f & 1) * t->size + j) * t->scratch_bytes;
@@ -473,7 +482,7 @@ GSHMEMI_DEV void gshmemi_reduce_t(const gshmemi_team *t, int team, int what, T *
     unsigned sig = gshmemi_sig(100 + what, sizeof(T), OP, n, 0);
     const size_t nb = n * sizeof(T);
     constexpr size_t G = 16 / sizeof(T);
-    if (t->scratch && nb <= t->scratch_bytes / 2 && nch <= GSHMEMI_ONESHOT_CHANNELS) {
+    if (gshmemi_oneshot(t, nb, nch)) {
         /* one-shot: LL messages to every member (scans: data only to higher members), my
          * channel's slice of them, combined as the words arrive */
         size_t lo, hi;
@@ -541,8 +550,7 @@ GSHMEMI_DEV void gshmemi_move_t(const gshmemi_team *t, int team, int what, void 
     }
     unsigned sig = gshmemi_sig(200 + what, (int)es, (int)(dst * 7919 + sst),
                                what == GSHMEMI_MOVE_COLLECT ? 0 : n, root);
-    if (t->scratch && what != GSHMEMI_MOVE_COLLECT && what != GSHMEMI_MOVE_ALLTOALLS &&
-        nb <= t->scratch_bytes / 2 && nch <= GSHMEMI_ONESHOT_CHANNELS) {
+    if (what != GSHMEMI_MOVE_COLLECT && what != GSHMEMI_MOVE_ALLTOALLS && gshmemi_oneshot(t, nb, nch)) {
         /* one-shot: LL messages (my channel's slice of them) to every member, received
          * straight into dest */
         size_t lo, hi;
