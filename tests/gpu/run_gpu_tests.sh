@@ -78,6 +78,12 @@ expect_fail oom 60 'cannot grow' env GSHMEM_HEAP_MAX=256M "$RUN" -n "$N" -t 50 "
 expect_fail wait_timeout 60 'waited [0-9.]+ s for' env GSHMEM_WAIT_TIMEOUT=2 "$RUN" -n "$N" -t 50 "$E" wait_timeout
 expect_fail debug_addr 60 'not inside the symmetric heap' env GSHMEM_DEBUG=2 "$RUN" -n "$N" -t 50 "$E" debug_addr
 expect_fail mismatched_malloc 60 'different arguments' "$RUN" -n "$N" -t 50 "$E" mismatched_malloc
+# GSHMEM_DEBUG=1: mismatched collectives are reported (a short wait timeout keeps a missed
+# detection from hanging: it would fail on the wait message instead of this one)
+for m in oneshot tworound kind device_op; do
+  expect_fail coll_mismatch_$m 60 'called a different collective or passed different arguments' \
+    env GSHMEM_DEBUG=1 GSHMEM_WAIT_TIMEOUT=10 "$RUN" -n "$N" -t 50 "$E" coll_mismatch_$m
+done
 expect_fail die_before_init 60 'PE\(s\) 1 did not join' env GSHMEM_BOOTSTRAP_TIMEOUT=5 "$RUN" -n "$N" -t 50 "$E" die_before_init
 
 if command -v compute-sanitizer >/dev/null && [ -z "${SKIP_SANITIZER:-}" ]; then

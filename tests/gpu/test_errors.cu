@@ -7,6 +7,11 @@ __global__ void use_before_init(int *out) { *out = gshmem_my_pe(); }
 __global__ void put_to_pe(int *dst, int pe) { gshmem_int_p(dst, 1, pe); }
 __global__ void wait_forever(long *ivar) { gshmem_long_wait_until(ivar, GSHMEM_CMP_EQ, 42); }
 __global__ void put_from_plain(int *dst, int pe) { gshmem_int_p(dst, 7, pe); }
+/* PE 0 sums, the others take the max: the same call shape, a different operator */
+__global__ void reduce_ops_differ(float *d, const float *s, size_t n, int me) {
+    if (me == 0) gshmem_float_sum_reduce(GSHMEM_TEAM_WORLD, d, s, n);
+    else gshmem_float_max_reduce(GSHMEM_TEAM_WORLD, d, s, n);
+}
 
 static int finish_kernel(const char *what) {
     cudaError_t e = cudaDeviceSynchronize();
@@ -77,6 +82,31 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "mismatched_malloc")) {
         void *p = gshmem_malloc(me == 0 ? 4096 : 8192);
         return p ? 0 : 3;
+    }
+    /* with GSHMEM_DEBUG=1: members that call collectives with different arguments are told so
+     * (not left to hang or to read each other's buffers wrongly) */
+    if (!strncmp(mode, "coll_mismatch_", 14)) {
+        const char *what = mode + 14;
+        size_t big = 1u << 20;   /* floats: 4 MiB, the two-round path */
+        float *s = (float *)gshmem_calloc(2 * big, sizeof(float)), *d = (float *)gshmem_calloc(2 * big, sizeof(float));
+        if (!s || !d) return 0;
+        cudaStream_t st;
+        CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+        int rc = 0;
+        if (!strcmp(what, "oneshot"))   /* 16 KiB and 20 KiB: one-shots of 4 and 5 blocks */
+            rc = gshmemx_float_sum_reduce_on_stream(GSHMEM_TEAM_WORLD, d, s, me == 0 ? 4096 : 5120, st);
+        else if (!strcmp(what, "tworound"))
+            rc = gshmemx_float_sum_reduce_on_stream(GSHMEM_TEAM_WORLD, d, s, me == 0 ? big : 2 * big, st);
+        else if (!strcmp(what, "kind"))   /* a broadcast against an fcollect of the same size */
+            rc = me == 0 ? gshmemx_float_broadcast_on_stream(GSHMEM_TEAM_WORLD, d, s, 256, 0, st)
+                         : gshmemx_float_fcollect_on_stream(GSHMEM_TEAM_WORLD, d, s, 256, st);
+        else if (!strcmp(what, "device_op")) {
+            reduce_ops_differ<<<1, 1, 0, st>>>(d, s, 64, me);
+            rc = (int)cudaGetLastError();
+        }
+        cudaError_t e = cudaStreamSynchronize(st);
+        fprintf(stderr, "coll_mismatch_%s: call returned %d, stream ended with %s\n", what, rc, cudaGetErrorName(e));
+        return e == cudaSuccess ? 0 : 3;
     }
     fprintf(stderr, "unknown mode '%s'\n", mode);
     return 0;
