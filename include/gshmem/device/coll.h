@@ -627,6 +627,11 @@ GSHMEMI_DEV void gshmemi_move(int team, int what, void *dest, const void *src, s
 
 /* ---- public device names ------------------------------------------------------------------ */
 /* The three scopes of every collective: DEF(prefix, suffix, scope). */
+/* The name a scope's calls give in messages (the thread-scope functions are reached through
+ * the gshmem_ names of gshmem.h). */
+#define GSHMEMI_COLL_NAME_thread "gshmem_"
+#define GSHMEMI_COLL_NAME_warp "gshmemx_"
+#define GSHMEMI_COLL_NAME_block "gshmemx_"
 #define GSHMEMI_COLL_SCOPES(DEF, ...)                                                        \
     DEF(gshmemi_dev_, , thread, __VA_ARGS__)                                                 \
     DEF(gshmemx_, _warp, warp, __VA_ARGS__)                                                  \
@@ -636,31 +641,31 @@ GSHMEMI_DEV void gshmemi_move(int team, int what, void *dest, const void *src, s
     GSHMEMI_DEV int prefix##broadcastmem##suffix(int team, void *dest, const void *src,      \
                                                  size_t nbytes, int root) {                  \
         gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_BROADCAST, dest, src, nbytes, 1, \
-                                            root, 1, 1, 0, 1, #prefix "broadcastmem" #suffix); \
+                                            root, 1, 1, 0, 1, GSHMEMI_COLL_NAME_##scope "broadcastmem" #suffix); \
         return 0;                                                                            \
     }                                                                                        \
     GSHMEMI_DEV int prefix##fcollectmem##suffix(int team, void *dest, const void *src,       \
                                                 size_t nbytes) {                             \
         gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_FCOLLECT, dest, src, nbytes, 1, 0, \
-                                            1, 1, 0, 1, #prefix "fcollectmem" #suffix);      \
+                                            1, 1, 0, 1, GSHMEMI_COLL_NAME_##scope "fcollectmem" #suffix);      \
         return 0;                                                                            \
     }                                                                                        \
     GSHMEMI_DEV int prefix##collectmem##suffix(int team, void *dest, const void *src,        \
                                                size_t nbytes) {                              \
         gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_COLLECT, dest, src, nbytes, 1, 0, \
-                                            1, 1, 0, 1, #prefix "collectmem" #suffix);       \
+                                            1, 1, 0, 1, GSHMEMI_COLL_NAME_##scope "collectmem" #suffix);       \
         return 0;                                                                            \
     }                                                                                        \
     GSHMEMI_DEV int prefix##alltoallmem##suffix(int team, void *dest, const void *src,       \
                                                 size_t nbytes) {                             \
         gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_ALLTOALL, dest, src, nbytes, 1, 0, \
-                                            1, 1, 0, 1, #prefix "alltoallmem" #suffix);      \
+                                            1, 1, 0, 1, GSHMEMI_COLL_NAME_##scope "alltoallmem" #suffix);      \
         return 0;                                                                            \
     }                                                                                        \
     GSHMEMI_DEV int prefix##alltoallsmem##suffix(int team, void *dest, const void *src,      \
                                                  ptrdiff_t dst, ptrdiff_t sst, size_t nelems) { \
         gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_ALLTOALLS, dest, src, nelems, 1, 0, \
-                                            dst, sst, 0, 1, #prefix "alltoallsmem" #suffix); \
+                                            dst, sst, 0, 1, GSHMEMI_COLL_NAME_##scope "alltoallsmem" #suffix); \
         return 0;                                                                            \
     }
 GSHMEMI_COLL_SCOPES(GSHMEMI_DEF_MOVE_MEM, 0)
@@ -670,28 +675,28 @@ GSHMEMI_COLL_SCOPES(GSHMEMI_DEF_MOVE_MEM, 0)
                                                      size_t nelems, int root) {              \
         gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_BROADCAST, dest, src, nelems,   \
                                             sizeof(T), root, 1, 1, 0, 1,                     \
-                                            #prefix #NAME "_broadcast" #suffix);             \
+                                            GSHMEMI_COLL_NAME_##scope #NAME "_broadcast" #suffix);             \
         return 0;                                                                            \
     }                                                                                        \
     GSHMEMI_DEV int prefix##NAME##_fcollect##suffix(int team, T *dest, const T *src,         \
                                                     size_t nelems) {                         \
         gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_FCOLLECT, dest, src, nelems,    \
                                             sizeof(T), 0, 1, 1, 0, 1,                        \
-                                            #prefix #NAME "_fcollect" #suffix);              \
+                                            GSHMEMI_COLL_NAME_##scope #NAME "_fcollect" #suffix);              \
         return 0;                                                                            \
     }                                                                                        \
     GSHMEMI_DEV int prefix##NAME##_collect##suffix(int team, T *dest, const T *src,          \
                                                    size_t nelems) {                          \
         gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_COLLECT, dest, src, nelems,     \
                                             sizeof(T), 0, 1, 1, 0, 1,                        \
-                                            #prefix #NAME "_collect" #suffix);               \
+                                            GSHMEMI_COLL_NAME_##scope #NAME "_collect" #suffix);               \
         return 0;                                                                            \
     }                                                                                        \
     GSHMEMI_DEV int prefix##NAME##_alltoall##suffix(int team, T *dest, const T *src,         \
                                                     size_t nelems) {                         \
         gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_ALLTOALL, dest, src, nelems,    \
                                             sizeof(T), 0, 1, 1, 0, 1,                        \
-                                            #prefix #NAME "_alltoall" #suffix);              \
+                                            GSHMEMI_COLL_NAME_##scope #NAME "_alltoall" #suffix);              \
         return 0;                                                                            \
     }                                                                                        \
     GSHMEMI_DEV int prefix##NAME##_alltoalls##suffix(int team, T *dest, const T *src,        \
@@ -699,7 +704,7 @@ GSHMEMI_COLL_SCOPES(GSHMEMI_DEF_MOVE_MEM, 0)
                                                      size_t nelems) {                        \
         gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_ALLTOALLS, dest, src, nelems,   \
                                             sizeof(T), 0, dst, sst, 0, 1,                    \
-                                            #prefix #NAME "_alltoalls" #suffix);             \
+                                            GSHMEMI_COLL_NAME_##scope #NAME "_alltoalls" #suffix);             \
         return 0;                                                                            \
     }
 #define GSHMEMI_DEF_MOVE_TYPED_ALL(NAME, T) GSHMEMI_COLL_SCOPES(GSHMEMI_DEF_MOVE_TYPED, NAME, T)
@@ -711,7 +716,7 @@ GSHMEM_RMA_TYPES(GSHMEMI_DEF_MOVE_TYPED_ALL)
     GSHMEMI_DEV int prefix##NAME##_##OPNAME##_##SUFFIX##suffix(int team, T *dest, const T *src, \
                                                                size_t nelems) {              \
         gshmemi_reduce<T, OPCODE, gshmemi_scope_##scope>(team, WHAT, dest, src, nelems, 0, 1,  \
-                                                         #prefix #NAME "_" #OPNAME "_" #SUFFIX #suffix); \
+                                                         GSHMEMI_COLL_NAME_##scope #NAME "_" #OPNAME "_" #SUFFIX #suffix); \
         return 0;                                                                            \
     }
 #define GSHMEMI_DEF_RED(SUFFIX, WHAT, OPNAME, OPCODE, NAME, T, CODE)                         \
