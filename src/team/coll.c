@@ -8,6 +8,7 @@
 
 #include "internal.h"
 #include "gshmem.h"
+#include "geometry.h"
 
 /* Messages up to half the team's scratch size take the one-shot path, one block per
  * COLL_ONESHOT_CHUNK bytes of the message (up to GSHMEMI_ONESHOT_CHANNELS); larger ones get
@@ -21,28 +22,12 @@ static int threads_per_block(void) {
 }
 #define COLLECT_CHANNELS 8   /* collect: counts differ per PE, so a fixed count */
 
-/* One-shot channels for a message of `units` (elements or bytes) sliced in multiples of g
- * (as gshmemi_slice does on the device), with no empty slice: every channel must send each
- * member at least one word. */
-static int oneshot_channels(size_t nb, size_t units, size_t g) {
-    size_t chunk = gshmemi_cfg.COLL_ONESHOT_CHUNK < 16 ? 16 : gshmemi_cfg.COLL_ONESHOT_CHUNK;
-    size_t k = (nb + chunk - 1) / chunk;
-    if (k > GSHMEMI_ONESHOT_CHANNELS) k = GSHMEMI_ONESHOT_CHANNELS;
-    if (k < 1) k = 1;
-    for (;;) {
-        size_t per = ((units + k - 1) / k + g - 1) / g * g;
-        size_t need = per ? (units + per - 1) / per : 1;
-        if (need < 1) need = 1;
-        if (need >= k) return (int)k;
-        k = need;
-    }
-}
-
 /* per_sender: bytes of one member's message (units of g: how the device slices it). */
 static int channels(const gshmemi_team *t, size_t per_sender, size_t units, size_t g,
                     size_t total, bool oneshot_ok) {
     if (oneshot_ok && t->scratch && per_sender <= t->scratch_bytes / 2)
-        return oneshot_channels(per_sender, units, g);
+        return gshmemi_geom_oneshot_channels(per_sender, units, g, gshmemi_cfg.COLL_ONESHOT_CHUNK,
+                                             GSHMEMI_ONESHOT_CHANNELS);
     size_t n = total / CHANNEL_BYTES;
     if (n < 1) n = 1;
     size_t most = (size_t)gshmemi_cfg.COLL_MAX_CHANNELS;

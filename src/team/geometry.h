@@ -4,6 +4,7 @@
 #define GSHMEMI_TEAM_GEOMETRY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef struct gshmemi_geom {
     int start, stride, size;
@@ -21,5 +22,12 @@ bool gshmemi_geom_split_strided(gshmemi_geom parent, int pidx, int start, int st
  * index in each. xrange must be >= 1. */
 void gshmemi_geom_split_2d(gshmemi_geom parent, int pidx, int xrange, gshmemi_geom *x, int *xme,
                            gshmemi_geom *y, int *yme);
+
+/* Channels (blocks) of a one-shot collective: one per `chunk` bytes of each member's message
+ * (nb bytes), at most `most`, and never one whose slice is empty, since every channel must send
+ * each member at least one word. The device slices `units` (elements or bytes) in multiples of
+ * g: slice c is [c * per, (c + 1) * per) clipped to units, per = ceil(units / nch) rounded up
+ * to g (gshmemi_slice in gshmem/device/coll.h). */
+int gshmemi_geom_oneshot_channels(size_t nb, size_t units, size_t g, size_t chunk, int most);
 
 #endif
