@@ -143,6 +143,17 @@ GSHMEMI_DEV void gshmemi_sig_check(const gshmemi_team *t, int team, int c, uint6
     }
 }
 
+/* The arrival round on channel c with epoch e, carrying the debug signature: the first round
+ * of every two-round collective, and the debug-only round before a one-shot. */
+template <class S>
+GSHMEMI_DEV void gshmemi_arrive(const gshmemi_team *t, int team, int c, uint64_t e, unsigned sig,
+                                const char *call) {
+    uint64_t ns = gshmemi_sig_post<S>(t, c, sig, call);
+    S::sync();
+    gshmemi_team_round<S>(t, c, e, call);
+    gshmemi_sig_check<S>(t, team, c, ns, sig, call);
+}
+
 /* Slice c of nch of [0, n), in multiples of g elements. */
 GSHMEMI_DEV void gshmemi_slice(size_t n, int c, int nch, size_t g, size_t *lo, size_t *hi) {
     if (nch == 1) {
@@ -365,10 +376,7 @@ static __device__ __noinline__ uint32_t gshmemi_oneshot_begin(const gshmemi_team
                                                               const char *call) {
     if (gshmemi_dstate.debug >= 1) {
         uint64_t e = gshmemi_take<S>(t->epochs + c, 1);
-        uint64_t ns = gshmemi_sig_post<S>(t, c, sig, call);
-        S::sync();
-        gshmemi_team_round<S>(t, c, e, call);
-        gshmemi_sig_check<S>(t, team, c, ns, sig, call);
+        gshmemi_arrive<S>(t, team, c, e, sig, call);
     }
     S::sync();
     uint64_t q = *(volatile uint64_t *)(t->seqs + c) + 1;
@@ -504,10 +512,7 @@ GSHMEMI_DEV void gshmemi_reduce_t(const gshmemi_team *t, int team, int what, T *
         return;
     }
     uint64_t e = gshmemi_take<S>(t->epochs + c, 2);
-    uint64_t ns = gshmemi_sig_post<S>(t, c, sig, call);
-    S::sync();
-    gshmemi_team_round<S>(t, c, e, call);
-    gshmemi_sig_check<S>(t, team, c, ns, sig, call);
+    gshmemi_arrive<S>(t, team, c, e, sig, call);
     size_t lo, hi;
     if (what == GSHMEMI_COLL_REDUCESCATTER) {
         gshmemi_slice(n, c, nch, G, &lo, &hi);
@@ -572,10 +577,7 @@ GSHMEMI_DEV void gshmemi_move_t(const gshmemi_team *t, int team, int what, void 
     if (what == GSHMEMI_MOVE_COLLECT && S::rank() == 0)  /* my count, before my arrival flag */
         for (int j = 0; j < m; j++)
             gshmemi_st_relaxed(gshmemi_peer(t->vals + me, gshmemi_team_pe(t, j), 8, call), (uint64_t)n);
-    uint64_t ns = gshmemi_sig_post<S>(t, c, sig, call);
-    S::sync();
-    gshmemi_team_round<S>(t, c, e, call);
-    gshmemi_sig_check<S>(t, team, c, ns, sig, call);
+    gshmemi_arrive<S>(t, team, c, e, sig, call);
     size_t lo, hi;
     if (what == GSHMEMI_MOVE_ALLTOALLS) {
         gshmemi_slice(n, c, nch, 1, &lo, &hi);
