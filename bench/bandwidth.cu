@@ -11,30 +11,37 @@
 #include "shim.h"
 #include "common.h"
 
+/* The offset of transfer r: slot r % nslots, kept as a running offset (a runtime modulo per
+ * transfer cost the 64 KiB x 8-block column a quarter of its rate: bench/probe_sync). */
+struct Slots {
+    size_t base, o, stride;
+    int slot, nslots;
+    __device__ Slots(size_t b, size_t s, int n) : base(b), o(b), stride(s), slot(0), nslots(n) {}
+    __device__ void next() {
+        o += stride;
+        if (++slot == nslots) { slot = 0; o = base; }
+    }
+};
 __global__ void put_bw(char *dst, const char *src, size_t n, int peer, int reps, size_t stride, int nslots) {
     size_t chunk = n / gridDim.x;
-    for (int r = 0; r < reps; r++) {
-        size_t o = (size_t)(r % nslots) * stride + blockIdx.x * chunk;
-        bench_putmem_nbi_block(dst + o, src + o, chunk, peer);
-    }
+    Slots sl(blockIdx.x * chunk, stride, nslots);
+    for (int r = 0; r < reps; r++, sl.next()) bench_putmem_nbi_block(dst + sl.o, src + sl.o, chunk, peer);
     bench_quiet_block();
 }
 __global__ void get_bw(char *dst, const char *src, size_t n, int peer, int reps, size_t stride, int nslots) {
     size_t chunk = n / gridDim.x;
-    for (int r = 0; r < reps; r++) {
-        size_t o = (size_t)(r % nslots) * stride + blockIdx.x * chunk;
-        bench_getmem_nbi_block(dst + o, src + o, chunk, peer);
-    }
+    Slots sl(blockIdx.x * chunk, stride, nslots);
+    for (int r = 0; r < reps; r++, sl.next()) bench_getmem_nbi_block(dst + sl.o, src + sl.o, chunk, peer);
     bench_quiet_block();
 }
 /* every thread (Warp false) or every warp (Warp true) puts its own `chunk`-byte slice */
 template <bool Warp>
 __global__ void put_bw_group(char *dst, const char *src, size_t chunk, int peer, int reps, size_t stride, int nslots) {
     size_t slice = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / (Warp ? 32 : 1);
-    for (int r = 0; r < reps; r++) {
-        size_t o = (size_t)(r % nslots) * stride + slice * chunk;
-        if (Warp) bench_putmem_warp(dst + o, src + o, chunk, peer);
-        else bench_putmem(dst + o, src + o, chunk, peer);
+    Slots sl(slice * chunk, stride, nslots);
+    for (int r = 0; r < reps; r++, sl.next()) {
+        if (Warp) bench_putmem_warp(dst + sl.o, src + sl.o, chunk, peer);
+        else bench_putmem(dst + sl.o, src + sl.o, chunk, peer);
     }
 }
 

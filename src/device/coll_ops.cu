@@ -45,6 +45,26 @@ __global__ void __launch_bounds__(512) gshmemi_move_kernel(gshmemi_team t, int w
                                         (int)blockIdx.x, (int)gridDim.x, gshmemi_move_name(what));
 }
 
+// One-shot forms (the host launches them when gshmemi_oneshot says so, the same rule the
+// general kernels apply): only the one-shot code, inlined, so the kernel is small and reads
+// the team entry from parameter space (measured in a CUDA graph: the general kernel's
+// one-shot took ~2 us more than a raw LL exchange, bench/probe_sync).
+__global__ void __launch_bounds__(512) gshmemi_move_oneshot_kernel(gshmemi_team t, int what, int team,
+                                    void *dest, const void *src, size_t n, size_t es, int root) {
+    gshmemi_pdl_enter();
+    gshmemi_move_oneshot_body<gshmemi_scope_block>(&t, team, what, dest, src, n, es, root,
+                                                   (int)blockIdx.x, (int)gridDim.x,
+                                                   gshmemi_move_name(what));
+}
+template <class T, int OP>
+__global__ void __launch_bounds__(512) gshmemi_reduce_oneshot_kernel(gshmemi_team t, int what, int team,
+                                                                     T *dest, const T *src, size_t n) {
+    gshmemi_pdl_enter();
+    gshmemi_reduce_oneshot_body<T, OP, gshmemi_scope_block>(&t, team, what, dest, src, n,
+                                                            (int)blockIdx.x, (int)gridDim.x,
+                                                            gshmemi_reduce_name(what));
+}
+
 // Vectors in flight per thread and member: 4 for 4- and 8-byte types; fewer for narrow
 // ones, whose 16-byte vectors already hold 8 or 16 elements (and as many accumulators).
 template <class T> __host__ __device__ constexpr int gshmemi_unroll() { return sizeof(T) >= 4 ? 4 : sizeof(T) == 2 ? 2 : 1; }
@@ -65,15 +85,23 @@ extern "C" int gshmemi_launch_team_sync(void *stream, const void *team_entry) {
 extern "C" int gshmemi_launch_move(void *stream, const void *team_entry, int what, int team,
                                    void *dest, const void *src, size_t n, size_t es, int root,
                                    ptrdiff_t dst, ptrdiff_t sst, int nch, int threads) {
-    return launch_k(gshmemi_move_kernel, nch, threads, stream, *(const gshmemi_team *)team_entry,
-                    what, team, dest, src, n, es, root, dst, sst);
+    const gshmemi_team *t = (const gshmemi_team *)team_entry;
+    if (gshmemi_move_oneshot_ok(t, what, n * es, nch))
+        return launch_k(gshmemi_move_oneshot_kernel, nch, threads, stream, *t, what, team, dest,
+                        src, n, es, root);
+    return launch_k(gshmemi_move_kernel, nch, threads, stream, *t, what, team, dest, src, n, es,
+                    root, dst, sst);
 }
 
 template <class T, int OP>
 static int launch(void *stream, const void *te, int what, int team, void *dest, const void *src,
                   size_t n, int nch, int threads) {
-    return launch_k(gshmemi_reduce_kernel<T, OP>, nch, threads, stream,
-                    *(const gshmemi_team *)te, what, team, (T *)dest, (const T *)src, n);
+    const gshmemi_team *t = (const gshmemi_team *)te;
+    if (gshmemi_oneshot(t, n * sizeof(T), nch))
+        return launch_k(gshmemi_reduce_oneshot_kernel<T, OP>, nch, threads, stream, *t, what, team,
+                        (T *)dest, (const T *)src, n);
+    return launch_k(gshmemi_reduce_kernel<T, OP>, nch, threads, stream, *t, what, team, (T *)dest,
+                    (const T *)src, n);
 }
 
 template <class T>

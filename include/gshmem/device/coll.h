@@ -93,8 +93,9 @@ template <class T> GSHMEMI_DEV T *gshmemi_at(T *p, ptrdiff_t off) {
 }
 
 /* Entry checks every thread runs (cheap, one branch each): members reachable, buffers in the
- * heap when GSHMEM_DEBUG >= 2. */
-static __device__ __noinline__ void gshmemi_coll_check(const gshmemi_team *t, const void *dest, size_t dbytes,
+ * heap when GSHMEM_DEBUG >= 2. Inline (the reports are not), so an on-stream kernel's team
+ * entry stays in parameter space instead of being copied to the stack for a call. */
+GSHMEMI_DEV void gshmemi_coll_check(const gshmemi_team *t, const void *dest, size_t dbytes,
                                     const void *src, size_t sbytes, const char *call) {
     const gshmemi_device_state *s = &gshmemi_dstate;
     for (int j = 0; j < t->size; j++)
@@ -338,13 +339,23 @@ GSHMEMI_DEV void gshmemi_ll_store4(char *p, size_t i, size_t nb, uint32_t v) {
 /* Words of an nb-byte message, in pairs (16-byte units). */
 GSHMEMI_DEV size_t gshmemi_ll_pairs(size_t nb) { return nb ? (nb + 7) / 8 : 1; }
 
-/* Send nb bytes of `from` as LL words to `to` (a peer's scratch), flag f. */
+/* This thread's first pair (pair `rank`) of an nb-byte message: loaded before the one-shot
+ * count is read, so that the two loads are in flight together. */
+GSHMEMI_DEV uint2 gshmemi_ll_first(const char *from, size_t nb, unsigned rank) {
+    return make_uint2(gshmemi_ll_load4(from, 8 * (size_t)rank, nb),
+                      gshmemi_ll_load4(from, 8 * (size_t)rank + 4, nb));
+}
+/* Send nb bytes of `from` as LL words to `to` (a peer's scratch), flag f; `first`, when
+ * given, is this thread's first pair already loaded. */
 template <class S>
-GSHMEMI_COLL_FN void gshmemi_ll_send(char *to, const char *from, size_t nb, uint32_t f) {
+GSHMEMI_DEV void gshmemi_ll_send(char *to, const char *from, size_t nb, uint32_t f,
+                                 const uint2 *first) {
     size_t np = gshmemi_ll_pairs(nb);
     for (size_t p = S::rank(); p < np; p += S::size()) {
-        uint64_t lo = (uint64_t)f << 32 | gshmemi_ll_load4(from, 8 * p, nb);
-        uint64_t hi = (uint64_t)f << 32 | gshmemi_ll_load4(from, 8 * p + 4, nb);
+        uint2 d = first && p == S::rank() ? *first
+                                          : make_uint2(gshmemi_ll_load4(from, 8 * p, nb),
+                                                       gshmemi_ll_load4(from, 8 * p + 4, nb));
+        uint64_t lo = (uint64_t)f << 32 | d.x, hi = (uint64_t)f << 32 | d.y;
         asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(to + 16 * p), "l"(lo), "l"(hi)
                      : "memory");
     }
@@ -366,18 +377,21 @@ GSHMEMI_DEV uint64_t gshmemi_ll_pair(const char *from, size_t p, uint32_t f, con
     }
     return (uint32_t)lo | (uint64_t)(uint32_t)hi << 32;
 }
+/* The debug-only signature round before a one-shot (out of line: debug builds alone pay). */
+template <class S>
+static __device__ __noinline__ void gshmemi_oneshot_debug(const gshmemi_team *t, int team, int c,
+                                                          unsigned sig, const char *call) {
+    uint64_t e = gshmemi_take<S>(t->epochs + c, 1);
+    gshmemi_arrive<S>(t, team, c, e, sig, call);
+}
 /* The one-shot hand-out on channel c of nch: this team's one-shot count (flag and parity).
  * Channel c reads its own copy of the count and advances copies c, c + nch, ... so that all
  * ONESHOT_CHANNELS copies stay equal whatever nch the next call uses, and no block waits for
  * another. With GSHMEM_DEBUG the members also exchange signatures in a flag round first. */
 template <class S>
-static __device__ __noinline__ uint32_t gshmemi_oneshot_begin(const gshmemi_team *t, int team,
-                                                              int c, int nch, unsigned sig,
-                                                              const char *call) {
-    if (gshmemi_dstate.debug >= 1) {
-        uint64_t e = gshmemi_take<S>(t->epochs + c, 1);
-        gshmemi_arrive<S>(t, team, c, e, sig, call);
-    }
+GSHMEMI_DEV uint32_t gshmemi_oneshot_begin(const gshmemi_team *t, int team, int c, int nch,
+                                           unsigned sig, const char *call) {
+    if (gshmemi_dstate.debug >= 1) gshmemi_oneshot_debug<S>(t, team, c, sig, call);
     S::sync();
     uint64_t q = *(volatile uint64_t *)(t->seqs + c) + 1;
     S::sync();
@@ -390,7 +404,8 @@ static __device__ __noinline__ uint32_t gshmemi_oneshot_begin(const gshmemi_team
  * 32 KiB: a lone thread or warp polling 16-byte words one by one is slower than two rounds
  * beyond that, where the on-stream kernels spread larger messages over up to 16 blocks. */
 #define GSHMEMI_ONESHOT_GROUP_MAX (32u << 10)
-GSHMEMI_DEV bool gshmemi_oneshot(const gshmemi_team *t, size_t nb, int nch) {
+static __host__ __device__ __forceinline__ bool gshmemi_oneshot(const gshmemi_team *t, size_t nb,
+                                                                int nch) {
     return t->scratch && nb <= t->scratch_bytes / 2 && nch <= GSHMEMI_ONESHOT_CHANNELS &&
            (nch > 1 || nb <= GSHMEMI_ONESHOT_GROUP_MAX);
 }
@@ -405,7 +420,7 @@ GSHMEMI_DEV char *gshmemi_ll_area(const gshmemi_team *t, uint32_t f, int j) {
  * empty word, which is waited for all the same. The thread that sent pair p combines it, so
  * dest == own is safe. */
 template <class T, int OP>
-GSHMEMI_COLL_FN void gshmemi_ll_reduce(const gshmemi_team *t, uint32_t f, T *dest, const T *own,
+GSHMEMI_DEV void gshmemi_ll_reduce(const gshmemi_team *t, uint32_t f, T *dest, const T *own,
                                        size_t off, size_t nb, int upto, unsigned rank,
                                        unsigned size, const char *call) {
     typedef gshmemi_acc<T> AC;
@@ -420,13 +435,17 @@ GSHMEMI_COLL_FN void gshmemi_ll_reduce(const gshmemi_team *t, uint32_t f, T *des
         A acc[E];
 #pragma unroll
         for (int i = 0; i < E; i++) acc[i] = AC::in((T)0);
+        T mine[E];   /* loaded before the waits: its latency hides behind them */
+        if (me < upto)
+#pragma unroll
+            for (int i = 0; i < E; i++) mine[i] = i < ne ? own[p * E + i] : (T)0;
         bool first = true;
         for (int j = 0; j < m; j++) {
             T x[E];
             if (j == me) {
                 if (j >= upto) continue;
 #pragma unroll
-                for (int i = 0; i < E; i++) x[i] = i < ne ? own[p * E + i] : (T)0;
+                for (int i = 0; i < E; i++) x[i] = mine[i];
             } else {
                 const char *area = gshmemi_ll_area(t, f, j) + 2 * off;
                 if (j >= upto) {
@@ -449,7 +468,7 @@ GSHMEMI_COLL_FN void gshmemi_ll_reduce(const gshmemi_team *t, uint32_t f, T *des
 /* One-shot moves, receiving side: pair p of my slice (bytes [lo, lo + bn) of each member's
  * part) from every member's message, straight into dest, and of my own part, copied
  * locally. A broadcast's non-roots sent one empty word, waited for all the same. */
-GSHMEMI_COLL_FN void gshmemi_ll_gather(const gshmemi_team *t, uint32_t f, int what, char *d,
+GSHMEMI_DEV void gshmemi_ll_gather(const gshmemi_team *t, uint32_t f, int what, char *d,
                                        const char *s, size_t nb, size_t lo, size_t bn, int root,
                                        unsigned rank, unsigned size, const char *call) {
     const int m = t->size, me = t->my_idx;
@@ -457,6 +476,12 @@ GSHMEMI_COLL_FN void gshmemi_ll_gather(const gshmemi_team *t, uint32_t f, int wh
     const bool own = !bc || (me == root && d != s);
     const size_t np = gshmemi_ll_pairs(bn);
     for (size_t p = rank; p < np; p += size) {
+        if (own) {   /* first: it waits for nothing */
+            const char *from = (a2a ? s + (size_t)me * nb : s) + lo;
+            char *to = (bc ? d : d + (size_t)me * nb) + lo;
+            gshmemi_ll_store4(to, 8 * p, bn, gshmemi_ll_load4(from, 8 * p, bn));
+            gshmemi_ll_store4(to, 8 * p + 4, bn, gshmemi_ll_load4(from, 8 * p + 4, bn));
+        }
         for (int jj = 1; jj < m; jj++) {
             int j = (me + m - jj) % m;
             const char *area = gshmemi_ll_area(t, f, j) + 2 * lo;
@@ -469,48 +494,65 @@ GSHMEMI_COLL_FN void gshmemi_ll_gather(const gshmemi_team *t, uint32_t f, int wh
             gshmemi_ll_store4(to, 8 * p, bn, (uint32_t)v);
             gshmemi_ll_store4(to, 8 * p + 4, bn, (uint32_t)(v >> 32));
         }
-        if (own) {
-            const char *from = (a2a ? s + (size_t)me * nb : s) + lo;
-            char *to = (bc ? d : d + (size_t)me * nb) + lo;
-            gshmemi_ll_store4(to, 8 * p, bn, gshmemi_ll_load4(from, 8 * p, bn));
-            gshmemi_ll_store4(to, 8 * p + 4, bn, gshmemi_ll_load4(from, 8 * p + 4, bn));
-        }
     }
 }
 
 /* ---- reductions, reduce-scatter, scans ------------------------------------------------------ */
 /* what: GSHMEMI_COLL_REDUCE / REDUCESCATTER / INSCAN / EXSCAN. n = nreduce (elements per PE
  * block for reducescatter) or nelems. */
+/* One-shot reduction (the caller checked gshmemi_oneshot): LL messages to every member
+ * (scans: data only to higher members), my channel's slice of them, combined as the words
+ * arrive. The body is inlined into the on-stream one-shot kernels (compact code, the team
+ * entry read from parameter space) and called out of line by the device-side collectives. */
+template <class T, int OP, class S>
+GSHMEMI_DEV void gshmemi_reduce_oneshot_body(const gshmemi_team *t, int team, int what, T *dest,
+                                             const T *src, size_t n, int c, int nch,
+                                             const char *call) {
+    const int m = t->size, me = t->my_idx;
+    size_t sbytes = (what == GSHMEMI_COLL_REDUCESCATTER ? (size_t)m : 1) * n * sizeof(T);
+    gshmemi_coll_check(t, dest, n * sizeof(T), src, sbytes, call);
+    constexpr size_t G = 16 / sizeof(T);
+    size_t lo, hi;
+    gshmemi_slice(n, c, nch, G, &lo, &hi);
+    const size_t off = lo * sizeof(T), bn = (hi - lo) * sizeof(T);
+    const bool rs = what == GSHMEMI_COLL_REDUCESCATTER;
+    const bool scan = what == GSHMEMI_COLL_INSCAN || what == GSHMEMI_COLL_EXSCAN;
+    /* the first member's message: what it gets, and this thread's first pair of it */
+    const int j1 = (me + 1) % m;
+    const char *from1 = (const char *)((rs ? src + (size_t)j1 * n : src) + lo);
+    const size_t bn1 = scan && j1 < me ? 0 : bn;
+    const uint2 first = gshmemi_ll_first(from1, bn1, S::rank());
+    const uint32_t f = gshmemi_oneshot_begin<S>(t, team, c, nch, gshmemi_sig(100 + what, sizeof(T), OP, n, 0), call);
+    for (int jj = 1; jj < m; jj++) {
+        int j = (me + jj) % m;
+        const T *from = (rs ? src + (size_t)j * n : src) + lo;
+        char *to = gshmemi_at(gshmemi_ll_area(t, f, me) + 2 * off, gshmemi_member_off(t, j));
+        gshmemi_ll_send<S>(to, (const char *)from, scan && j < me ? 0 : bn, f, jj == 1 ? &first : NULL);
+    }
+    const int upto = what == GSHMEMI_COLL_INSCAN ? me + 1 : what == GSHMEMI_COLL_EXSCAN ? me : m;
+    gshmemi_ll_reduce<T, OP>(t, f, dest + lo, (rs ? src + (size_t)me * n : src) + lo, off, bn,
+                             upto, S::rank(), S::size(), call);
+    S::sync();
+}
+template <class T, int OP, class S>
+GSHMEMI_COLL_FN void gshmemi_reduce_oneshot(const gshmemi_team *t, int team, int what, T *dest,
+                                            const T *src, size_t n, int c, int nch,
+                                            const char *call) {
+    gshmemi_reduce_oneshot_body<T, OP, S>(t, team, what, dest, src, n, c, nch, call);
+}
+
 template <class T, int OP, class S, int U = 1>
 GSHMEMI_DEV void gshmemi_reduce_t(const gshmemi_team *t, int team, int what, T *dest,
                                   const T *src, size_t n, int c, int nch, const char *call) {
+    if (gshmemi_oneshot(t, n * sizeof(T), nch)) {
+        gshmemi_reduce_oneshot<T, OP, S>(t, team, what, dest, src, n, c, nch, call);
+        return;
+    }
     const int m = t->size, me = t->my_idx;
     size_t sbytes = (what == GSHMEMI_COLL_REDUCESCATTER ? (size_t)m : 1) * n * sizeof(T);
     gshmemi_coll_check(t, dest, n * sizeof(T), src, sbytes, call);
     unsigned sig = gshmemi_sig(100 + what, sizeof(T), OP, n, 0);
-    const size_t nb = n * sizeof(T);
     constexpr size_t G = 16 / sizeof(T);
-    if (gshmemi_oneshot(t, nb, nch)) {
-        /* one-shot: LL messages to every member (scans: data only to higher members), my
-         * channel's slice of them, combined as the words arrive */
-        size_t lo, hi;
-        gshmemi_slice(n, c, nch, G, &lo, &hi);
-        const size_t off = lo * sizeof(T), bn = (hi - lo) * sizeof(T);
-        const uint32_t f = gshmemi_oneshot_begin<S>(t, team, c, nch, sig, call);
-        const bool rs = what == GSHMEMI_COLL_REDUCESCATTER;
-        const bool scan = what == GSHMEMI_COLL_INSCAN || what == GSHMEMI_COLL_EXSCAN;
-        for (int jj = 1; jj < m; jj++) {
-            int j = (me + jj) % m;
-            const T *from = (rs ? src + (size_t)j * n : src) + lo;
-            char *to = gshmemi_at(gshmemi_ll_area(t, f, me) + 2 * off, gshmemi_member_off(t, j));
-            gshmemi_ll_send<S>(to, (const char *)from, scan && j < me ? 0 : bn, f);
-        }
-        const int upto = what == GSHMEMI_COLL_INSCAN ? me + 1 : what == GSHMEMI_COLL_EXSCAN ? me : m;
-        gshmemi_ll_reduce<T, OP>(t, f, dest + lo, (rs ? src + (size_t)me * n : src) + lo, off, bn,
-                                 upto, S::rank(), S::size(), call);
-        S::sync();
-        return;
-    }
     uint64_t e = gshmemi_take<S>(t->epochs + c, 2);
     gshmemi_arrive<S>(t, team, c, e, sig, call);
     size_t lo, hi;
@@ -539,40 +581,80 @@ GSHMEMI_DEV void gshmemi_reduce_t(const gshmemi_team *t, int team, int what, T *
 /* ---- data movers -------------------------------------------------------------------------- */
 /* what: GSHMEMI_MOVE_*. n: elements of es bytes per PE (per block for alltoall[s]); root:
  * broadcast's team PE; dst/sst: alltoalls strides in elements. */
+/* The buffer extents a mover touches on this PE (dest, source), for the entry checks. */
+GSHMEMI_DEV void gshmemi_move_bytes(int what, size_t nb, int m, size_t *db, size_t *sb) {
+    *db = what == GSHMEMI_MOVE_BROADCAST ? nb : what == GSHMEMI_MOVE_COLLECT ? 0 : nb * m;
+    *sb = what == GSHMEMI_MOVE_ALLTOALL ? nb * m : what == GSHMEMI_MOVE_ALLTOALLS ? 0 : nb;
+}
+GSHMEMI_DEV unsigned gshmemi_move_sig(int what, size_t n, size_t es, int root, ptrdiff_t dst,
+                                      ptrdiff_t sst) {
+    return gshmemi_sig(200 + what, (int)es, (int)(dst * 7919 + sst),
+                       what == GSHMEMI_MOVE_COLLECT ? 0 : n, root);
+}
+/* Whether a mover takes the one-shot path (collect and alltoalls never do). */
+static __host__ __device__ __forceinline__ bool gshmemi_move_oneshot_ok(const gshmemi_team *t, int what,
+                                                                        size_t nb, int nch) {
+    return what != GSHMEMI_MOVE_COLLECT && what != GSHMEMI_MOVE_ALLTOALLS && gshmemi_oneshot(t, nb, nch);
+}
+/* One-shot broadcast, fcollect, alltoall: LL messages (my channel's slice of them) to every
+ * member, received straight into dest. Inlined into the on-stream one-shot kernel, called out
+ * of line by the device-side collectives (as gshmemi_reduce_oneshot_body). */
+template <class S>
+GSHMEMI_DEV void gshmemi_move_oneshot_body(const gshmemi_team *t, int team, int what, void *dest,
+                                           const void *src, size_t n, size_t es, int root,
+                                           int c, int nch, const char *call) {
+    const int m = t->size, me = t->my_idx;
+    const size_t nb = n * es;
+    char *d = (char *)dest;
+    const char *s = (const char *)src;
+    if (what == GSHMEMI_MOVE_BROADCAST && (root < 0 || root >= m)) gshmemi_coll_bad_root(call, root, m);
+    size_t db, sb;
+    gshmemi_move_bytes(what, nb, m, &db, &sb);
+    gshmemi_coll_check(t, dest, db, src, sb, call);
+    size_t lo, hi;
+    gshmemi_slice(nb, c, nch, 16, &lo, &hi);
+    const size_t bn = hi - lo;
+    const bool bc = what == GSHMEMI_MOVE_BROADCAST, a2a = what == GSHMEMI_MOVE_ALLTOALL;
+    const size_t sbn = bc && me != root ? 0 : bn;   /* what I send each member */
+    const int j1 = (me + 1) % m;
+    const uint2 first = gshmemi_ll_first((a2a ? s + (size_t)j1 * nb : s) + lo, sbn, S::rank());
+    const uint32_t f = gshmemi_oneshot_begin<S>(t, team, c, nch,
+                                                gshmemi_move_sig(what, n, es, root, 1, 1), call);
+    for (int jj = 1; jj < m; jj++) {
+        int j = (me + jj) % m;
+        const char *from = (a2a ? s + (size_t)j * nb : s) + lo;
+        char *to = gshmemi_at(gshmemi_ll_area(t, f, me) + 2 * lo, gshmemi_member_off(t, j));
+        gshmemi_ll_send<S>(to, from, sbn, f, jj == 1 ? &first : NULL);
+    }
+    gshmemi_ll_gather(t, f, what, d, s, nb, lo, bn, root, S::rank(), S::size(), call);
+    S::sync();
+}
+template <class S>
+GSHMEMI_COLL_FN void gshmemi_move_oneshot(const gshmemi_team *t, int team, int what, void *dest,
+                                          const void *src, size_t n, size_t es, int root, int c,
+                                          int nch, const char *call) {
+    gshmemi_move_oneshot_body<S>(t, team, what, dest, src, n, es, root, c, nch, call);
+}
+
 template <class S>
 GSHMEMI_DEV void gshmemi_move_t(const gshmemi_team *t, int team, int what, void *dest,
                                 const void *src, size_t n, size_t es, int root, ptrdiff_t dst,
                                 ptrdiff_t sst, int c, int nch, const char *call) {
+    if (gshmemi_move_oneshot_ok(t, what, n * es, nch)) {
+        gshmemi_move_oneshot<S>(t, team, what, dest, src, n, es, root, c, nch, call);
+        return;
+    }
     const int m = t->size, me = t->my_idx;
     const size_t nb = n * es;
     char *d = (char *)dest;
     const char *s = (const char *)src;
     if (what == GSHMEMI_MOVE_BROADCAST && (root < 0 || root >= m)) gshmemi_coll_bad_root(call, root, m);
     {
-        size_t db = what == GSHMEMI_MOVE_BROADCAST ? nb : what == GSHMEMI_MOVE_COLLECT ? 0 : nb * m;
-        size_t sb = what == GSHMEMI_MOVE_ALLTOALL ? nb * m : what == GSHMEMI_MOVE_ALLTOALLS ? 0 : nb;
+        size_t db, sb;
+        gshmemi_move_bytes(what, nb, m, &db, &sb);
         gshmemi_coll_check(t, dest, db, src, sb, call);
     }
-    unsigned sig = gshmemi_sig(200 + what, (int)es, (int)(dst * 7919 + sst),
-                               what == GSHMEMI_MOVE_COLLECT ? 0 : n, root);
-    if (what != GSHMEMI_MOVE_COLLECT && what != GSHMEMI_MOVE_ALLTOALLS && gshmemi_oneshot(t, nb, nch)) {
-        /* one-shot: LL messages (my channel's slice of them) to every member, received
-         * straight into dest */
-        size_t lo, hi;
-        gshmemi_slice(nb, c, nch, 16, &lo, &hi);
-        const size_t bn = hi - lo;
-        const uint32_t f = gshmemi_oneshot_begin<S>(t, team, c, nch, sig, call);
-        const bool bc = what == GSHMEMI_MOVE_BROADCAST, a2a = what == GSHMEMI_MOVE_ALLTOALL;
-        for (int jj = 1; jj < m; jj++) {
-            int j = (me + jj) % m;
-            const char *from = (a2a ? s + (size_t)j * nb : s) + lo;
-            char *to = gshmemi_at(gshmemi_ll_area(t, f, me) + 2 * lo, gshmemi_member_off(t, j));
-            gshmemi_ll_send<S>(to, from, bc && me != root ? 0 : bn, f);
-        }
-        gshmemi_ll_gather(t, f, what, d, s, nb, lo, bn, root, S::rank(), S::size(), call);
-        S::sync();
-        return;
-    }
+    unsigned sig = gshmemi_move_sig(what, n, es, root, dst, sst);
     uint64_t e = gshmemi_take<S>(t->epochs + c, 2);
     if (what == GSHMEMI_MOVE_COLLECT && S::rank() == 0)  /* my count, before my arrival flag */
         for (int j = 0; j < m; j++)

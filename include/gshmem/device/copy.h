@@ -119,21 +119,32 @@ GSHMEMI_DEV unsigned gshmemi_lane(void) {
 }
 
 /* Scope descriptors: every scoped call is one template over these, so the thread, warp and
- * block forms share one implementation. sync() gathers the group. */
+ * block forms share one implementation. sync() gathers the group; bcast0(v) returns rank
+ * 0's v to every member. */
 struct gshmemi_scope_thread {
     static __device__ __forceinline__ unsigned rank() { return 0; }
     static __device__ __forceinline__ unsigned size() { return 1; }
     static __device__ __forceinline__ void sync() {}
+    static __device__ __forceinline__ uint64_t bcast0(uint64_t v) { return v; }
 };
 struct gshmemi_scope_warp {
     static __device__ __forceinline__ unsigned rank() { return gshmemi_lane(); }
     static __device__ __forceinline__ unsigned size() { return 32; }
     static __device__ __forceinline__ void sync() { __syncwarp(); }
+    static __device__ __forceinline__ uint64_t bcast0(uint64_t v) { return __shfl_sync(0xffffffffu, v, 0); }
 };
 struct gshmemi_scope_block {
     static __device__ __forceinline__ unsigned rank() { return gshmemi_block_rank(); }
     static __device__ __forceinline__ unsigned size() { return gshmemi_block_size(); }
     static __device__ __forceinline__ void sync() { __syncthreads(); }
+    static __device__ __forceinline__ uint64_t bcast0(uint64_t v) {
+        __shared__ uint64_t x;
+        if (rank() == 0) x = v;
+        __syncthreads();
+        v = x;
+        __syncthreads();   /* a later bcast0 may not overwrite x before every thread read it */
+        return v;
+    }
 };
 
 /* The six public names of a scoped bulk call: DEF(prefix, suffix, scope, blocking, ...).

@@ -133,10 +133,24 @@ GSHMEMI_DEV void gshmemi_team_round(const gshmemi_team *t, int c, uint64_t e, co
 }
 
 /* team_sync / barrier: one round on channel 0. For load/store peers quiet is the fence the
- * round already issues, so barrier and sync are the same work. */
+ * round already issues, so barrier and sync are the same work. As in barrier_all, the epoch
+ * is loaded before the fence (its latency hides behind the fence's), and a member neither
+ * announces to nor waits for itself (every round that waits for its own cell writes it
+ * first, and waits are >=). */
 template <class S> GSHMEMI_DEV void gshmemi_team_sync_t(const gshmemi_team *t, const char *call) {
-    uint64_t e = gshmemi_take<S>(t->epochs, 1);
-    gshmemi_team_round<S>(t, 0, e, call);
+    const unsigned rank = S::rank(), size = S::size();
+    const int m = t->size, me = t->my_idx;
+    S::sync();   /* the group's stores precede the fence */
+    uint64_t e = 0;
+    if (rank == 0) e = *(volatile uint64_t *)t->epochs + 1;
+    if ((int)rank < m) gshmemi_fence_acq_rel_sys();
+    e = S::bcast0(e);
+    if (rank == 0) *(volatile uint64_t *)t->epochs = e;
+    for (int j = (int)rank; j < m; j += (int)size)
+        if (j != me) gshmemi_st_relaxed(gshmemi_team_cell(t, 0, j, me, call), e);
+    for (int j = (int)rank; j < m; j += (int)size)
+        if (j != me) gshmemi_team_wait_one(t, 0, j, e, call);
+    S::sync();
 }
 template <class S> GSHMEMI_DEV void gshmemi_team_sync(int team, const char *call) {
     gshmemi_team_sync_t<S>(gshmemi_team_member(team, call), call);

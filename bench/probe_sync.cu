@@ -1,0 +1,417 @@
+/* Tuning aid, not a product benchmark: what a synchronization costs over NVLink on 2 PEs,
+ * instruction by instruction, so the library's barrier and collective choices rest on
+ * numbers (docs/performance.md). usage: probe_sync [barrier|graph|put|small]... (all when
+ * none). Uses gshmem only for the heap and gshmem_ptr; every kernel here is raw PTX. */
+#include "gshmem.h"
+#include "common.h"
+
+#define ST_RELAXED(p, v) asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory")
+#define ST_RELEASE(p, v) asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory")
+#define LD_ACQUIRE(v, p) asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory")
+#define FENCE_SYS() asm volatile("fence.acq_rel.sys;" ::: "memory")
+
+/* One barrier round between 2 PEs, variant V, epoch e; flags: mine (peers write it),
+ * peer_mine (my slot on the peer); mine_local (my own slot the peer polls),
+ * peer_local (the peer's own slot, polled remotely). Thread 0 of the block runs it.
+ * V 0: fence.acq_rel.sys + st.relaxed.sys to peer + spin acquire on mine (the library's)
+ *   1: no fence (not a release: a probe of the floor)
+ *   2: fence.acq_rel.gpu (not a release across GPUs: a probe)
+ *   3: st.release.sys to peer
+ *   4: pull: fence + local store of my own slot; spin acquire on the peer's slot remotely
+ *   5: fence.sc.sys
+ *   6: alternate warps: warp (e & 1) stores (block of 64 threads), block barrier around
+ *   8: the epoch from global memory before the fence, stored (library until session 5)
+ *   9: fence, red.add 1 to the peer's slot, then the epoch from global (off the critical path) */
+template <int V>
+__device__ __forceinline__ void round_(unsigned long long *mine, unsigned long long *peer_mine,
+                                       unsigned long long *mine_local, unsigned long long *peer_local,
+                                       unsigned long long e) {
+    unsigned long long cur;
+    if (V == 6) {
+        __syncthreads();
+        if (threadIdx.x == (unsigned)(e & 1) * 32) {
+            FENCE_SYS();
+            ST_RELAXED(peer_mine, e);
+        }
+        if (threadIdx.x == 0) do LD_ACQUIRE(cur, mine); while (cur < e);
+        __syncthreads();
+        return;
+    }
+    if (threadIdx.x) return;
+    if (V == 8 || V == 9) {
+        unsigned long long *ep = mine_local + 8;   /* a private count in global memory */
+        mine += 48;                                /* slots of their own, starting at 0 */
+        peer_mine += 48;
+        if (V == 8) {
+            unsigned long long x = *(volatile unsigned long long *)ep + 1;
+            *(volatile unsigned long long *)ep = x;
+            FENCE_SYS();
+            ST_RELAXED(peer_mine, x);
+            do LD_ACQUIRE(cur, mine); while (cur < x);
+        } else {
+            FENCE_SYS();
+            asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;" ::"l"(peer_mine) : "memory");
+            unsigned long long x = *(volatile unsigned long long *)ep + 1;
+            *(volatile unsigned long long *)ep = x;
+            do LD_ACQUIRE(cur, mine); while (cur < x);
+        }
+        return;
+    }
+    if (V == 4) {
+        FENCE_SYS();
+        ST_RELAXED(mine_local, e);
+        do LD_ACQUIRE(cur, peer_local); while (cur < e);
+        return;
+    }
+    if (V == 0) FENCE_SYS();
+    if (V == 2) asm volatile("fence.acq_rel.gpu;" ::: "memory");
+    if (V == 5) asm volatile("fence.sc.sys;" ::: "memory");
+    if (V == 3) ST_RELEASE(peer_mine, e);
+    else ST_RELAXED(peer_mine, e);
+    do LD_ACQUIRE(cur, mine); while (cur < e);
+}
+
+template <int V>
+__global__ void barrier_loop(unsigned long long *mine, unsigned long long *peer_mine,
+                             unsigned long long *mine_local, unsigned long long *peer_local,
+                             unsigned long long e0, int iters) {
+    for (int i = 1; i <= iters; i++) round_<V>(mine, peer_mine, mine_local, peer_local, e0 + i);
+}
+
+__global__ void barrier_lib(unsigned long long *, unsigned long long *, unsigned long long *,
+                            unsigned long long *, unsigned long long, int iters) {
+    for (int i = 0; i < iters; i++) gshmem_barrier_all();
+}
+
+/* Fence costs: 0 a fence with nothing outstanding; 1 a remote store then a fence (the
+ * store's acknowledgement round trip); 2 a local store then a fence */
+template <int V>
+__global__ void fence_loop(unsigned long long *remote, unsigned long long *local, int iters) {
+    for (int i = 0; i < iters; i++) {
+        if (V == 1) ST_RELAXED(remote, (unsigned long long)i);
+        if (V == 2) ST_RELAXED(local, (unsigned long long)i);
+        FENCE_SYS();
+    }
+}
+
+/* graph nodes: one round of barrier variant V per kernel (V < 0: empty kernel;
+ * V == 100: one remote store, no wait) */
+template <int V>
+__global__ void barrier_once(unsigned long long *mine, unsigned long long *peer_mine,
+                             unsigned long long *mine_local, unsigned long long *peer_local,
+                             unsigned long long *epoch) {
+    if (V < 0) return;
+    if (V == 100) {
+        if (threadIdx.x == 0) ST_RELAXED(peer_mine, 1ull);
+        return;
+    }
+    unsigned long long e = *epoch + 1;   /* every thread reads it before thread 0 writes it */
+    __syncthreads();
+    round_<V>(mine, peer_mine, mine_local, peer_local, e);
+    if (threadIdx.x == 0) *epoch = e;
+}
+
+/* Large put: 64 MiB from `nb` blocks, only `active` threads of each 1024 copying */
+template <int U>
+__global__ void put_active(int4 *d, const int4 *s, size_t nv_per_block, unsigned active, int reps) {
+    if (threadIdx.x >= active) return;
+    for (int r = 0; r < reps; r++) {
+        int4 *db = d + blockIdx.x * nv_per_block;
+        const int4 *sb = s + blockIdx.x * nv_per_block;
+        size_t i = threadIdx.x;
+        for (; i + (U - 1) * (size_t)active < nv_per_block; i += (size_t)active * U) {
+            int4 v[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) v[u] = sb[i + u * (size_t)active];
+#pragma unroll
+            for (int u = 0; u < U; u++) db[i + u * (size_t)active] = v[u];
+        }
+        for (; i < nv_per_block; i += active) db[i] = sb[i];
+    }
+}
+
+/* Small block puts cycling over slots: library putmem_nbi_block with the slot from a
+ * runtime modulo (bench/bandwidth before), a power-of-two mask, or a running offset. */
+template <int V>
+__global__ void __launch_bounds__(1024) small_put(char *dst, const char *src, size_t n, int peer, int reps, size_t stride, int nslots) {
+    size_t chunk = n / gridDim.x;
+    size_t o = blockIdx.x * chunk;
+    int slot = 0;
+    for (int r = 0; r < reps; r++) {
+        size_t off;
+        if (V == 0) off = (size_t)(r % nslots) * stride + blockIdx.x * chunk;
+        else if (V == 1) off = (size_t)(r & (nslots - 1)) * stride + blockIdx.x * chunk;
+        else off = o;
+        gshmemx_putmem_nbi_block(dst + off, src + off, chunk, peer);
+        if (V == 2) {
+            o += stride;
+            if (++slot == nslots) { slot = 0; o = blockIdx.x * chunk; }
+        }
+    }
+    gshmemx_quiet_block();
+}
+
+
+/* One-shot breakdown (graph nodes): an 8-byte allreduce by LL words, raw. The count q lives
+ * in global memory (as the library's), the LL area alternates by parity. V bits: 1 PDL wait
+ * at entry; 2 load the source before the count (independent loads in flight together). */
+template <int V>
+__global__ void ll_once(const float *src, float *dst, unsigned long long *count,
+                        unsigned long long *my_area, unsigned long long *peer_area) {
+    if (V & 1) {
+        asm volatile("griddepcontrol.wait;" ::: "memory");
+        asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    }
+    if (threadIdx.x) return;
+    float2 x;
+    unsigned long long q;
+    if (V & 2) {
+        x = *(const float2 *)src;
+        q = *(volatile unsigned long long *)count + 1;
+    } else {
+        q = *(volatile unsigned long long *)count + 1;
+        x = *(const float2 *)src;
+    }
+    *(volatile unsigned long long *)count = q;
+    unsigned long long f = (q & 0xffffffffull) << 32, lo = f | __float_as_uint(x.x), hi = f | __float_as_uint(x.y);
+    unsigned long long *to = peer_area + 2 * (q & 1), *from = my_area + 2 * (q & 1);
+    asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(to), "l"(lo), "l"(hi) : "memory");
+    unsigned long long a, b;
+    do asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(from) : "memory");
+    while ((a >> 32) != (q & 0xffffffffull) || (b >> 32) != (q & 0xffffffffull));
+    dst[0] = x.x + __uint_as_float((unsigned)a);
+    dst[1] = x.y + __uint_as_float((unsigned)b);
+}
+
+static bool want(int argc, char **argv, const char *w) {
+    if (argc < 2) return true;
+    for (int i = 1; i < argc; i++) if (!strcmp(argv[i], w)) return true;
+    return false;
+}
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    gshmem_init();
+    int me = gshmem_my_pe(), peer = 1 - me;
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    unsigned long long *f = (unsigned long long *)gshmem_calloc(64, 8);
+    unsigned long long *mine = f, *mine_local = f + 16, *ep;
+    unsigned long long *peer_mine = (unsigned long long *)gshmem_ptr(f, peer);
+    unsigned long long *peer_local = (unsigned long long *)gshmem_ptr(f + 16, peer);
+    CK(cudaMalloc(&ep, 8));
+    unsigned long long e = 0;
+    const int iters = 20000;
+    typedef void (*bk)(unsigned long long *, unsigned long long *, unsigned long long *, unsigned long long *, unsigned long long, int);
+    if (want(argc, argv, "barrier")) {
+        struct { bk k; int threads; const char *name; } vs[] = {
+            {barrier_loop<0>, 1, "fence.acq_rel.sys + st.relaxed (library)"},
+            {barrier_loop<1>, 1, "no fence (probe)"},
+            {barrier_loop<2>, 1, "fence.acq_rel.gpu (probe)"},
+            {barrier_loop<3>, 1, "st.release.sys"},
+            {barrier_loop<4>, 1, "pull: fence + local store, remote poll"},
+            {barrier_loop<5>, 1, "fence.sc.sys"},
+            {barrier_loop<6>, 64, "alternating warps store, block barrier"},
+            {barrier_loop<8>, 1, "epoch loaded before the fence (old library)"},
+            {barrier_loop<9>, 1, "fence, red.add, epoch loaded after"},
+            {barrier_lib, 1, "library gshmem_barrier_all (thread)"},
+        };
+        for (auto &v : vs) {
+            std::vector<float> t;
+            for (int trial = 0; trial < 6; trial++) {
+                gshmem_barrier_all();
+                CK(cudaEventRecord(e0));
+                v.k<<<1, v.threads>>>(mine, peer_mine, mine_local, peer_local, e, iters);
+                CK(cudaEventRecord(e1));
+                float ms = elapsed_ms(e0, e1);
+                e += iters;
+                if (trial) t.push_back(ms * 1000.f / iters);
+            }
+            if (me == 0) printf("barrier round %-45s %.3f us\n", v.name, median(t));
+        }
+        const char *fn[3] = {"fence alone", "remote store + fence", "local store + fence"};
+        for (int v = 0; v < 3; v++) {
+            std::vector<float> t;
+            for (int trial = 0; trial < 6; trial++) {
+                gshmem_barrier_all();
+                CK(cudaEventRecord(e0));
+                if (v == 0) fence_loop<0><<<1, 1>>>(f + 32, f + 40, iters);
+                if (v == 1) fence_loop<1><<<1, 1>>>((unsigned long long *)gshmem_ptr(f + 32, peer), f + 40, iters);
+                if (v == 2) fence_loop<2><<<1, 1>>>(f + 32, f + 40, iters);
+                CK(cudaEventRecord(e1));
+                float ms = elapsed_ms(e0, e1);
+                if (trial) t.push_back(ms * 1000.f / iters);
+            }
+            if (me == 0) printf("fence cost %-45s %.3f us\n", fn[v], median(t));
+        }
+    }
+    if (want(argc, argv, "graph")) {
+        /* a graph of K kernels, each one barrier round (or nothing), replayed */
+        typedef void (*gk)(unsigned long long *, unsigned long long *, unsigned long long *, unsigned long long *, unsigned long long *);
+        struct { gk k; int threads; const char *name; } vs[] = {
+            {barrier_once<-1>, 32, "empty kernel"},
+            {barrier_once<100>, 32, "one remote store, no wait"},
+            {barrier_once<0>, 32, "barrier, library fence"},
+            {barrier_once<1>, 32, "barrier, no fence (probe)"},
+            {barrier_once<4>, 32, "barrier, pull"},
+        };
+        const int K = 100;
+        cudaStream_t st;
+        CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+        for (auto &v : vs) {
+            /* rounds restart from the flags' current value: reset both sides first */
+            CK(cudaMemset(f, 0, 64 * 8));
+            CK(cudaMemset(ep, 0, 8));
+            CK(cudaDeviceSynchronize());
+            gshmem_barrier_all();
+            cudaGraph_t g;
+            cudaGraphExec_t ge;
+            CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+            for (int k = 0; k < K; k++) v.k<<<1, v.threads, 0, st>>>(mine, peer_mine, mine_local, peer_local, ep);
+            CK(cudaStreamEndCapture(st, &g));
+            CK(cudaGraphInstantiate(&ge, g, 0));
+            std::vector<float> t;
+            for (int trial = 0; trial < 6; trial++) {
+                CK(cudaStreamSynchronize(st));
+                gshmem_barrier_all();
+                CK(cudaEventRecord(e0, st));
+                CK(cudaGraphLaunch(ge, st));
+                CK(cudaEventRecord(e1, st));
+                float ms = elapsed_ms(e0, e1);
+                if (trial) t.push_back(ms * 1000.f / K);
+            }
+            CK(cudaGraphExecDestroy(ge));
+            CK(cudaGraphDestroy(g));
+            if (me == 0) printf("graph node %-45s %.3f us\n", v.name, median(t));
+        }
+        CK(cudaStreamSynchronize(st));
+        CK(cudaStreamDestroy(st));
+    }
+
+    if (want(argc, argv, "oneshot")) {
+        /* graph of K 8-byte allreduces: the library's on-stream call, and raw LL kernels */
+        const int K = 100;
+        float *src = (float *)gshmem_malloc(64), *dst = (float *)gshmem_malloc(64);
+        unsigned long long *area = (unsigned long long *)gshmem_calloc(8, 8), *cnt;
+        CK(cudaMalloc(&cnt, 8));
+        CK(cudaMemset(cnt, 0, 8));
+        float h[2] = {1.f + me, 2.f + me};
+        CK(cudaMemcpy(src, h, 8, cudaMemcpyHostToDevice));
+        unsigned long long *parea = (unsigned long long *)gshmem_ptr(area, peer);
+        cudaStream_t st;
+        CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+        typedef void (*lk)(const float *, float *, unsigned long long *, unsigned long long *, unsigned long long *);
+        struct { int kind; lk k; int threads; bool pdl; const char *name; } vs[] = {
+            {0, NULL, 0, false, "library float_sum_reduce_on_stream, 8 B"},
+            {3, NULL, 0, false, "library barrier_all_on_stream"},
+            {1, ll_once<0>, 32, false, "raw LL, 32 threads"},
+            {1, ll_once<2>, 32, false, "raw LL, 32 threads, source load first"},
+            {1, ll_once<0>, 512, false, "raw LL, 512 threads"},
+            {1, ll_once<1>, 32, true, "raw LL, 32 threads, PDL"},
+            {1, ll_once<3>, 512, true, "raw LL, 512 threads, PDL, source first"},
+        };
+        for (auto &v : vs) {
+            CK(cudaDeviceSynchronize());
+            gshmem_barrier_all();
+            cudaGraph_t g;
+            cudaGraphExec_t ge;
+            CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+            for (int k = 0; k < K; k++) {
+                if (v.kind == 0) gshmemx_float_sum_reduce_on_stream(GSHMEM_TEAM_WORLD, dst, src, 2, st);
+                else if (v.kind == 3) gshmemx_barrier_all_on_stream(st);
+                else {
+                    cudaLaunchConfig_t cfg = {};
+                    cfg.gridDim = dim3(1);
+                    cfg.blockDim = dim3(v.threads);
+                    cfg.stream = st;
+                    cudaLaunchAttribute at[1];
+                    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+                    at[0].val.programmaticStreamSerializationAllowed = 1;
+                    cfg.attrs = at;
+                    cfg.numAttrs = v.pdl ? 1 : 0;
+                    CK(cudaLaunchKernelEx(&cfg, v.k, (const float *)src, dst, cnt, area, parea));
+                }
+            }
+            CK(cudaStreamEndCapture(st, &g));
+            CK(cudaGraphInstantiate(&ge, g, 0));
+            std::vector<float> t;
+            for (int trial = 0; trial < 6; trial++) {
+                CK(cudaStreamSynchronize(st));
+                gshmem_barrier_all();
+                CK(cudaEventRecord(e0, st));
+                CK(cudaGraphLaunch(ge, st));
+                CK(cudaEventRecord(e1, st));
+                float ms = elapsed_ms(e0, e1);
+                if (trial) t.push_back(ms * 1000.f / K);
+            }
+            float r[2];
+            CK(cudaMemcpy(r, dst, 8, cudaMemcpyDeviceToHost));
+            bool ok = v.kind == 3 || (r[0] == 3.f && r[1] == 5.f);
+            CK(cudaMemset(dst, 0, 8));
+            CK(cudaGraphExecDestroy(ge));
+            CK(cudaGraphDestroy(g));
+            if (me == 0) printf("graph one-shot %-45s %.3f us%s\n", v.name, median(t), ok ? "" : "  WRONG RESULT");
+        }
+        CK(cudaStreamSynchronize(st));
+        CK(cudaStreamDestroy(st));
+        CK(cudaFree(cnt));
+    }
+    gshmem_barrier_all();
+    const size_t n = 64ull << 20;
+    char *a = (char *)gshmem_malloc(n), *b = (char *)gshmem_malloc(n);
+    CK(cudaMemset(a, 1, n));
+    CK(cudaDeviceSynchronize());
+    gshmem_barrier_all();
+    if (want(argc, argv, "put") && me == 0) {
+        int4 *d = (int4 *)gshmem_ptr(b, peer);
+        for (int nb : {132, 32})
+            for (unsigned act : {1024u, 512u, 256u, 128u})
+                for (int U : {4, 8}) {
+                    if (nb == 32 && act != 1024) continue;
+                    size_t nvb = n / 16 / nb;
+                    std::vector<float> t;
+                    for (int trial = 0; trial < 6; trial++) {
+                        CK(cudaEventRecord(e0));
+                        if (U == 4) put_active<4><<<nb, 1024>>>(d, (const int4 *)a, nvb, act, 8);
+                        else put_active<8><<<nb, 1024>>>(d, (const int4 *)a, nvb, act, 8);
+                        CK(cudaEventRecord(e1));
+                        CK(cudaGetLastError());
+                        float ms = elapsed_ms(e0, e1);
+                        if (trial) t.push_back(ms);
+                    }
+                    printf("put 64MiB x8 %3d blocks, %4u threads active, unroll %d: %.1f GB/s\n", nb, act, U,
+                           nvb * 16.0 * nb * 8 / (median(t) * 1e-3) / 1e9);
+                }
+    }
+    gshmem_barrier_all();
+    if (want(argc, argv, "small") && me == 0) {
+        const char *sn[3] = {"slot by runtime modulo", "slot by mask", "running offset"};
+        for (size_t sz : {64ull << 10, 256ull << 10})
+            for (int nb : {1, 8, 132})
+                for (int v = 0; v < 3; v++) {
+                    size_t ne = sz / nb;
+                    ne = ne * nb;
+                    std::vector<float> t;
+                    for (int trial = 0; trial < 6; trial++) {
+                        CK(cudaEventRecord(e0));
+                        if (v == 0) small_put<0><<<nb, 1024>>>(b, a, ne, peer, 1000, sz, 64);
+                        if (v == 1) small_put<1><<<nb, 1024>>>(b, a, ne, peer, 1000, sz, 64);
+                        if (v == 2) small_put<2><<<nb, 1024>>>(b, a, ne, peer, 1000, sz, 64);
+                        CK(cudaEventRecord(e1));
+                        CK(cudaGetLastError());
+                        float ms = elapsed_ms(e0, e1);
+                        if (trial) t.push_back(ms);
+                    }
+                    printf("put nbi_block %7zu B x1000 %3d blocks %-24s %.1f GB/s\n", sz, nb, sn[v],
+                           ne * 1000.0 / (median(t) * 1e-3) / 1e9);
+                }
+    }
+    gshmem_barrier_all();
+    gshmem_free(a);
+    gshmem_free(b);
+    gshmem_free(f);
+    CK(cudaFree(ep));
+    gshmem_finalize();
+    return 0;
+}
