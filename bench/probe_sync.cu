@@ -183,6 +183,113 @@ __global__ void ll_once(const float *src, float *dst, unsigned long long *count,
     dst[1] = x.y + __uint_as_float((unsigned)b);
 }
 
+/* Is it code size? The raw LL exchange after PAD multiply-adds, straight-line (UNROLL: PAD
+ * instructions of code, ~16 B each) or from a loop (a few instructions of code, the same work);
+ * STACK: the kernel also uses a local-memory array (a stack frame, as the library's kernels). */
+template <int PAD, bool UNROLL, bool STACK>
+__global__ void ll_pad(const float *src, float *dst, unsigned long long *count,
+                       unsigned long long *my_area, unsigned long long *peer_area) {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    if (threadIdx.x) return;
+    float acc[8];
+#pragma unroll
+    for (int i = 0; i < 8; i++) acc[i] = src[0] + i;
+    if (UNROLL) {
+#pragma unroll
+        for (int k = 0; k < PAD / 8; k++)
+#pragma unroll
+            for (int i = 0; i < 8; i++) asm volatile("fma.rn.f32 %0, %0, 0f3F800001, 0f3F000000;" : "+f"(acc[i]));
+    } else {
+#pragma unroll 1
+        for (int k = 0; k < PAD / 8; k++)
+#pragma unroll
+            for (int i = 0; i < 8; i++) asm volatile("fma.rn.f32 %0, %0, 0f3F800001, 0f3F000000;" : "+f"(acc[i]));
+    }
+    float junk = 0;
+#pragma unroll
+    for (int i = 0; i < 8; i++) junk += acc[i];
+    if (STACK) {
+        volatile float loc[32];
+        for (int i = 0; i < 32; i++) loc[i] = junk + i;
+        junk = loc[(int)src[1] & 31];
+    }
+    float2 x = *(const float2 *)src;
+    unsigned long long q = *(volatile unsigned long long *)count + 1;
+    *(volatile unsigned long long *)count = q;
+    unsigned long long f = (q & 0xffffffffull) << 32, lo = f | __float_as_uint(x.x), hi = f | __float_as_uint(x.y);
+    unsigned long long *to = peer_area + 2 * (q & 1), *from = my_area + 2 * (q & 1);
+    asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(to), "l"(lo), "l"(hi) : "memory");
+    unsigned long long a, b;
+    do asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(from) : "memory");
+    while ((a >> 32) != (q & 0xffffffffull) || (b >> 32) != (q & 0xffffffffull));
+    dst[0] = x.x + __uint_as_float((unsigned)a);
+    dst[1] = x.y + __uint_as_float((unsigned)b);
+    if (junk == 12345.f) dst[2] = junk;   /* keeps the padding */
+}
+
+/* Is it cold constant caches? N dependent loads (MODE 0: from a __constant__ table, one
+ * 128-byte line apart; 1: from global memory) before the raw LL exchange. */
+__constant__ unsigned c_chain[1024];
+template <int N, int MODE>
+__global__ void ll_chain(const float *src, float *dst, unsigned long long *count,
+                         unsigned long long *my_area, unsigned long long *peer_area) {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    if (threadIdx.x) return;
+    unsigned idx = 0;
+    const unsigned *g = (const unsigned *)(my_area + 64);   /* heap words set like c_chain */
+    for (int k = 0; k < N; k++) idx = MODE == 0 ? c_chain[idx] : __ldcg(g + idx);
+    float2 x = *(const float2 *)src;
+    unsigned long long q = *(volatile unsigned long long *)count + 1;
+    *(volatile unsigned long long *)count = q;
+    unsigned long long f = (q & 0xffffffffull) << 32, lo = f | __float_as_uint(x.x), hi = f | __float_as_uint(x.y);
+    unsigned long long *to = peer_area + 2 * (q & 1), *from = my_area + 2 * (q & 1);
+    asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(to), "l"(lo), "l"(hi) : "memory");
+    unsigned long long a, b;
+    do asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(from) : "memory");
+    while ((a >> 32) != (q & 0xffffffffull) || (b >> 32) != (q & 0xffffffffull));
+    dst[0] = x.x + __uint_as_float((unsigned)a);
+    dst[1] = x.y + __uint_as_float((unsigned)b);
+    if (idx == 12345u) dst[2] = 1.f;
+}
+
+/* Where the library's one-shot time goes: gshmemi_reduce_oneshot_body's steps (float sum,
+ * team WORLD, one channel), with SM clock stamps by thread 0 between them. */
+__global__ void get_world(gshmemi_team *out) { *out = *gshmemi_team_member(0, "probe"); }
+__global__ void __launch_bounds__(512) oneshot_phases(gshmemi_team tt, float *dest, const float *src,
+                                                      size_t n, long long *stamps) {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    typedef gshmemi_scope_block S;
+    const gshmemi_team *t = &tt;
+    long long c[7];
+    c[0] = clock64();
+    const int m = t->size, me = t->my_idx;
+    gshmemi_coll_check(t, dest, n * 4, src, n * 4, "probe");
+    c[1] = clock64();
+    size_t lo, hi;
+    gshmemi_slice(n, 0, 1, 4, &lo, &hi);
+    const size_t off = lo * 4, bn = (hi - lo) * 4;
+    const uint2 first = gshmemi_ll_first((const char *)(src + lo), bn, S::rank());
+    c[2] = clock64();
+    const uint32_t f = gshmemi_oneshot_begin<S>(t, 0, 0, 1, 0, "probe");
+    c[3] = clock64();
+    for (int jj = 1; jj < m; jj++) {
+        int j = (me + jj) % m;
+        char *to = gshmemi_at(gshmemi_ll_area(t, f, me) + 2 * off, gshmemi_member_off(t, j));
+        gshmemi_ll_send<S>(to, (const char *)(src + lo), bn, f, jj == 1 ? &first : NULL);
+    }
+    c[4] = clock64();
+    gshmemi_ll_reduce<float, GSHMEMI_OP_SUM>(t, f, dest + lo, src + lo, off, bn, m, S::rank(),
+                                              S::size(), "probe");
+    c[5] = clock64();
+    S::sync();
+    c[6] = clock64();
+    if (threadIdx.x == 0)
+        for (int i = 0; i < 7; i++) stamps[(f % 128) * 8 + i] = c[i] - c[0];
+}
+
 static bool want(int argc, char **argv, const char *w) {
     if (argc < 2) return true;
     for (int i = 1; i < argc; i++) if (!strcmp(argv[i], w)) return true;
@@ -293,12 +400,19 @@ int main(int argc, char **argv) {
         /* graph of K 8-byte allreduces: the library's on-stream call, and raw LL kernels */
         const int K = 100;
         float *src = (float *)gshmem_malloc(64), *dst = (float *)gshmem_malloc(64);
-        unsigned long long *area = (unsigned long long *)gshmem_calloc(8, 8), *cnt;
+        unsigned long long *area = (unsigned long long *)gshmem_calloc(64 + 512, 8), *cnt;
         CK(cudaMalloc(&cnt, 8));
         CK(cudaMemset(cnt, 0, 8));
         float h[2] = {1.f + me, 2.f + me};
         CK(cudaMemcpy(src, h, 8, cudaMemcpyHostToDevice));
         unsigned long long *parea = (unsigned long long *)gshmem_ptr(area, peer);
+        {
+            /* the chain: each entry 32 words (128 bytes) on from the last */
+            std::vector<unsigned> ch(1024);
+            for (int i = 0; i < 1024; i++) ch[i] = (unsigned)((i + 32) % 1024);
+            CK(cudaMemcpyToSymbol(c_chain, ch.data(), sizeof(unsigned) * 1024));
+            CK(cudaMemcpy(area + 64, ch.data(), sizeof(unsigned) * 1024, cudaMemcpyHostToDevice));
+        }
         cudaStream_t st;
         CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
         typedef void (*lk)(const float *, float *, unsigned long long *, unsigned long long *, unsigned long long *);
@@ -310,6 +424,14 @@ int main(int argc, char **argv) {
             {1, ll_once<0>, 512, false, "raw LL, 512 threads"},
             {1, ll_once<1>, 32, true, "raw LL, 32 threads, PDL"},
             {1, ll_once<3>, 512, true, "raw LL, 512 threads, PDL, source first"},
+            {1, ll_pad<2048, false, false>, 512, true, "raw LL + 2048 FMA from a loop"},
+            {1, ll_pad<2048, true, false>, 512, true, "raw LL + 2048 FMA straight-line (32 KiB)"},
+            {1, ll_pad<512, false, false>, 512, true, "raw LL + 512 FMA from a loop"},
+            {1, ll_pad<512, true, false>, 512, true, "raw LL + 512 FMA straight-line (8 KiB)"},
+            {1, ll_pad<8, false, true>, 512, true, "raw LL + a stack frame"},
+            {1, ll_chain<1, 0>, 512, true, "raw LL + 1 __constant__ load"},
+            {1, ll_chain<4, 0>, 512, true, "raw LL + 4 dependent __constant__ loads"},
+            {1, ll_chain<4, 1>, 512, true, "raw LL + 4 dependent global loads (L2)"},
         };
         for (auto &v : vs) {
             CK(cudaDeviceSynchronize());
@@ -352,6 +474,59 @@ int main(int argc, char **argv) {
             CK(cudaGraphExecDestroy(ge));
             CK(cudaGraphDestroy(g));
             if (me == 0) printf("graph one-shot %-45s %.3f us%s\n", v.name, median(t), ok ? "" : "  WRONG RESULT");
+        }
+        {
+            /* the library's one-shot body, step by step (SM clock cycles, median over calls) */
+            gshmemi_team *dw, hw;
+            long long *stamps;
+            CK(cudaMalloc(&dw, sizeof hw));
+            CK(cudaMalloc(&stamps, 128 * 8 * 8));
+            CK(cudaMemset(stamps, 0, 128 * 8 * 8));
+            get_world<<<1, 1>>>(dw);
+            CK(cudaMemcpy(&hw, dw, sizeof hw, cudaMemcpyDeviceToHost));
+            CK(cudaDeviceSynchronize());
+            gshmem_barrier_all();
+            cudaGraph_t g;
+            cudaGraphExec_t ge;
+            CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+            for (int k = 0; k < K; k++) {
+                cudaLaunchConfig_t cfg = {};
+                cfg.gridDim = dim3(1);
+                cfg.blockDim = dim3(512);
+                cfg.stream = st;
+                cudaLaunchAttribute at[1];
+                at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+                at[0].val.programmaticStreamSerializationAllowed = 1;
+                cfg.attrs = at;
+                cfg.numAttrs = 1;
+                CK(cudaLaunchKernelEx(&cfg, oneshot_phases, hw, dst, (const float *)src, (size_t)2, stamps));
+            }
+            CK(cudaStreamEndCapture(st, &g));
+            CK(cudaGraphInstantiate(&ge, g, 0));
+            std::vector<float> t;
+            for (int trial = 0; trial < 6; trial++) {
+                CK(cudaStreamSynchronize(st));
+                gshmem_barrier_all();
+                CK(cudaEventRecord(e0, st));
+                CK(cudaGraphLaunch(ge, st));
+                CK(cudaEventRecord(e1, st));
+                float ms = elapsed_ms(e0, e1);
+                if (trial) t.push_back(ms * 1000.f / K);
+            }
+            std::vector<long long> h(128 * 8);
+            CK(cudaMemcpy(h.data(), stamps, h.size() * 8, cudaMemcpyDeviceToHost));
+            const char *ph[6] = {"coll_check", "slice+first pair", "oneshot_begin", "ll_send", "ll_reduce (waits)", "final sync"};
+            printf("graph one-shot body, step by step: %.3f us per call; cycles:", median(t));
+            for (int i = 1; i < 7; i++) {
+                std::vector<float> d;
+                for (int k = 0; k < 128; k++) d.push_back((float)(h[k * 8 + i] - h[k * 8 + i - 1]));
+                printf(" %s %.0f;", ph[i - 1], median(d));
+            }
+            printf("\n");
+            CK(cudaGraphExecDestroy(ge));
+            CK(cudaGraphDestroy(g));
+            CK(cudaFree(dw));
+            CK(cudaFree(stamps));
         }
         CK(cudaStreamSynchronize(st));
         CK(cudaStreamDestroy(st));

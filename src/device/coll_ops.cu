@@ -47,12 +47,13 @@ __global__ void __launch_bounds__(512) gshmemi_move_kernel(gshmemi_team t, int w
 
 // One-shot forms (the host launches them when gshmemi_oneshot says so, the same rule the
 // general kernels apply): only the one-shot code, inlined, so the kernel is small and reads
-// the team entry from parameter space (measured in a CUDA graph: the general kernel's
-// one-shot took ~2 us more than a raw LL exchange, bench/probe_sync).
+// the team entry from parameter space, and without the device-side entry checks the host
+// has made (in a CUDA graph the general kernel's one-shot took ~2 us more than a raw LL
+// exchange; of that the entry checks were ~0.7 us: bench/probe_sync).
 __global__ void __launch_bounds__(512) gshmemi_move_oneshot_kernel(gshmemi_team t, int what, int team,
                                     void *dest, const void *src, size_t n, size_t es, int root) {
     gshmemi_pdl_enter();
-    gshmemi_move_oneshot_body<gshmemi_scope_block>(&t, team, what, dest, src, n, es, root,
+    gshmemi_move_oneshot_body<gshmemi_scope_block, false>(&t, team, what, dest, src, n, es, root,
                                                    (int)blockIdx.x, (int)gridDim.x,
                                                    gshmemi_move_name(what));
 }
@@ -60,7 +61,7 @@ template <class T, int OP>
 __global__ void __launch_bounds__(512) gshmemi_reduce_oneshot_kernel(gshmemi_team t, int what, int team,
                                                                      T *dest, const T *src, size_t n) {
     gshmemi_pdl_enter();
-    gshmemi_reduce_oneshot_body<T, OP, gshmemi_scope_block>(&t, team, what, dest, src, n,
+    gshmemi_reduce_oneshot_body<T, OP, gshmemi_scope_block, false>(&t, team, what, dest, src, n,
                                                             (int)blockIdx.x, (int)gridDim.x,
                                                             gshmemi_reduce_name(what));
 }

@@ -239,6 +239,7 @@ struct gshmemi_team;
 /* The host copy of a team's device entry if `team` is valid on this PE and this PE is a
  * member; else prints "<call>: ..." and returns NULL. */
 const struct gshmemi_team *gshmemi_team_lookup(int team, const char *call);
+int gshmemi_team_check_ls(int team, const char *call);
 
 /* ---- host RMA helpers (rma.c, amo.c, wait.c) ------------------------------------------ */
 /* Validates (call, pe, symmetric range [sym, sym+n)) and returns where this PE reaches

@@ -70,7 +70,7 @@ int gshmemi_host_move(int what, gshmem_team_t team, void *dest, const void *src,
                       size_t es, int root, ptrdiff_t dst, ptrdiff_t sst,
                       gshmemx_stream_t stream, int blocking, const char *call) {
     const gshmemi_team *t = gshmemi_team_lookup(team, call);
-    if (!t) return GSHMEM_ERR_INVALID_ARG;
+    if (!t || gshmemi_team_check_ls(team, call)) return GSHMEM_ERR_INVALID_ARG;
     size_t m = (size_t)t->size, nb = nelems * es;
     size_t dbytes = 0, sbytes = 0, total = 0;
     switch (what) {
@@ -112,7 +112,7 @@ int gshmemi_host_reduce(int what, int op, int type_code, gshmem_team_t team, voi
                         const void *src, size_t nelems, gshmemx_stream_t stream, int blocking,
                         const char *call) {
     const gshmemi_team *t = gshmemi_team_lookup(team, call);
-    if (!t) return GSHMEM_ERR_INVALID_ARG;
+    if (!t || gshmemi_team_check_ls(team, call)) return GSHMEM_ERR_INVALID_ARG;
     size_t es = (size_t)(type_code & 15), m = (size_t)t->size, nb = nelems * es;
     size_t sbytes = what == GSHMEMI_COLL_REDUCESCATTER ? nb * m : nb;
     if (check_buf(call, "dest", dest, nb) || check_buf(call, "source", src, sbytes))

@@ -189,6 +189,23 @@ static host_team *valid_team(int team) {
     return t->d.size > 0 ? t : NULL;
 }
 
+/* Collectives move data by load/store: every member must be reachable that way. Checked on
+ * the host before each on-stream or blocking collective (the one-shot kernels rely on it). */
+int gshmemi_team_check_ls(int team, const char *call) {
+    host_team *t = valid_team(team);
+    if (!t) return GSHMEM_ERR_INVALID_ARG;
+    for (int i = 0; i < t->d.size; i++) {
+        int pe = team_pe(t, i);
+        if (gshmemi_g.pe_slot[pe] < 0) {
+            gshmemi_error("%s: team %d member PE %d is not reachable by load/store from PE %d; "
+                          "collectives over remote transports are not built in", call, team, pe,
+                          gshmemi_g.mype);
+            return GSHMEM_ERR_INVALID_ARG;
+        }
+    }
+    return 0;
+}
+
 const gshmemi_team *gshmemi_team_lookup(int team, const char *call) {
     if (!gshmemi_g.initialized) {
         gshmemi_error("%s: called before gshmem_init (or after gshmem_finalize)", call);
