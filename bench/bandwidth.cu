@@ -22,13 +22,13 @@ struct Slots {
         if (++slot == nslots) { slot = 0; o = base; }
     }
 };
-__global__ void put_bw(char *dst, const char *src, size_t n, int peer, int reps, size_t stride, int nslots) {
+__global__ void __launch_bounds__(1024) put_bw(char *dst, const char *src, size_t n, int peer, int reps, size_t stride, int nslots) {
     size_t chunk = n / gridDim.x;
     Slots sl(blockIdx.x * chunk, stride, nslots);
     for (int r = 0; r < reps; r++, sl.next()) bench_putmem_nbi_block(dst + sl.o, src + sl.o, chunk, peer);
     bench_quiet_block();
 }
-__global__ void get_bw(char *dst, const char *src, size_t n, int peer, int reps, size_t stride, int nslots) {
+__global__ void __launch_bounds__(1024) get_bw(char *dst, const char *src, size_t n, int peer, int reps, size_t stride, int nslots) {
     size_t chunk = n / gridDim.x;
     Slots sl(blockIdx.x * chunk, stride, nslots);
     for (int r = 0; r < reps; r++, sl.next()) bench_getmem_nbi_block(dst + sl.o, src + sl.o, chunk, peer);
@@ -36,7 +36,7 @@ __global__ void get_bw(char *dst, const char *src, size_t n, int peer, int reps,
 }
 /* every thread (Warp false) or every warp (Warp true) puts its own `chunk`-byte slice */
 template <bool Warp>
-__global__ void put_bw_group(char *dst, const char *src, size_t chunk, int peer, int reps, size_t stride, int nslots) {
+__global__ void __launch_bounds__(1024) put_bw_group(char *dst, const char *src, size_t chunk, int peer, int reps, size_t stride, int nslots) {
     size_t slice = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / (Warp ? 32 : 1);
     Slots sl(slice * chunk, stride, nslots);
     for (int r = 0; r < reps; r++, sl.next()) {
