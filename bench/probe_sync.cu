@@ -155,6 +155,28 @@ __global__ void __launch_bounds__(1024) small_put(char *dst, const char *src, si
 /* One-shot breakdown (graph nodes): an 8-byte allreduce by LL words, raw. The count q lives
  * in global memory (as the library's), the LL area alternates by parity. V bits: 1 PDL wait
  * at entry; 2 load the source before the count (independent loads in flight together). */
+/* The raw LL exchange of an 8-byte float sum: the count from global memory, one 16-byte LL
+ * store to the peer (flag = count, parity = the area), a poll of my area, the sum into dst. */
+__device__ __forceinline__ void ll_send_recv(float2 x, unsigned long long q, float *dst,
+                                             unsigned long long *my_area, unsigned long long *peer_area) {
+    unsigned long long f = (q & 0xffffffffull) << 32, lo = f | __float_as_uint(x.x), hi = f | __float_as_uint(x.y);
+    unsigned long long *to = peer_area + 2 * (q & 1), *from = my_area + 2 * (q & 1);
+    asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(to), "l"(lo), "l"(hi) : "memory");
+    unsigned long long a, b;
+    do asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(from) : "memory");
+    while ((a >> 32) != (q & 0xffffffffull) || (b >> 32) != (q & 0xffffffffull));
+    dst[0] = x.x + __uint_as_float((unsigned)a);
+    dst[1] = x.y + __uint_as_float((unsigned)b);
+}
+__device__ __forceinline__ void ll_exchange(float2 &x, const float *src, float *dst,
+                                            unsigned long long *count, unsigned long long *my_area,
+                                            unsigned long long *peer_area) {
+    x = *(const float2 *)src;
+    unsigned long long q = *(volatile unsigned long long *)count + 1;
+    *(volatile unsigned long long *)count = q;
+    ll_send_recv(x, q, dst, my_area, peer_area);
+}
+
 template <int V>
 __global__ void ll_once(const float *src, float *dst, unsigned long long *count,
                         unsigned long long *my_area, unsigned long long *peer_area) {
@@ -173,14 +195,7 @@ __global__ void ll_once(const float *src, float *dst, unsigned long long *count,
         x = *(const float2 *)src;
     }
     *(volatile unsigned long long *)count = q;
-    unsigned long long f = (q & 0xffffffffull) << 32, lo = f | __float_as_uint(x.x), hi = f | __float_as_uint(x.y);
-    unsigned long long *to = peer_area + 2 * (q & 1), *from = my_area + 2 * (q & 1);
-    asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(to), "l"(lo), "l"(hi) : "memory");
-    unsigned long long a, b;
-    do asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(from) : "memory");
-    while ((a >> 32) != (q & 0xffffffffull) || (b >> 32) != (q & 0xffffffffull));
-    dst[0] = x.x + __uint_as_float((unsigned)a);
-    dst[1] = x.y + __uint_as_float((unsigned)b);
+    ll_send_recv(x, q, dst, my_area, peer_area);
 }
 
 /* Is it code size? The raw LL exchange after PAD multiply-adds, straight-line (UNROLL: PAD
@@ -214,17 +229,8 @@ __global__ void ll_pad(const float *src, float *dst, unsigned long long *count,
         for (int i = 0; i < 32; i++) loc[i] = junk + i;
         junk = loc[(int)src[1] & 31];
     }
-    float2 x = *(const float2 *)src;
-    unsigned long long q = *(volatile unsigned long long *)count + 1;
-    *(volatile unsigned long long *)count = q;
-    unsigned long long f = (q & 0xffffffffull) << 32, lo = f | __float_as_uint(x.x), hi = f | __float_as_uint(x.y);
-    unsigned long long *to = peer_area + 2 * (q & 1), *from = my_area + 2 * (q & 1);
-    asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(to), "l"(lo), "l"(hi) : "memory");
-    unsigned long long a, b;
-    do asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(from) : "memory");
-    while ((a >> 32) != (q & 0xffffffffull) || (b >> 32) != (q & 0xffffffffull));
-    dst[0] = x.x + __uint_as_float((unsigned)a);
-    dst[1] = x.y + __uint_as_float((unsigned)b);
+    float2 x;
+    ll_exchange(x, src, dst, count, my_area, peer_area);
     if (junk == 12345.f) dst[2] = junk;   /* keeps the padding */
 }
 
@@ -240,17 +246,8 @@ __global__ void ll_chain(const float *src, float *dst, unsigned long long *count
     unsigned idx = 0;
     const unsigned *g = (const unsigned *)(my_area + 64);   /* heap words set like c_chain */
     for (int k = 0; k < N; k++) idx = MODE == 0 ? c_chain[idx] : __ldcg(g + idx);
-    float2 x = *(const float2 *)src;
-    unsigned long long q = *(volatile unsigned long long *)count + 1;
-    *(volatile unsigned long long *)count = q;
-    unsigned long long f = (q & 0xffffffffull) << 32, lo = f | __float_as_uint(x.x), hi = f | __float_as_uint(x.y);
-    unsigned long long *to = peer_area + 2 * (q & 1), *from = my_area + 2 * (q & 1);
-    asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(to), "l"(lo), "l"(hi) : "memory");
-    unsigned long long a, b;
-    do asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(from) : "memory");
-    while ((a >> 32) != (q & 0xffffffffull) || (b >> 32) != (q & 0xffffffffull));
-    dst[0] = x.x + __uint_as_float((unsigned)a);
-    dst[1] = x.y + __uint_as_float((unsigned)b);
+    float2 x;
+    ll_exchange(x, src, dst, count, my_area, peer_area);
     if (idx == 12345u) dst[2] = 1.f;
 }
 
@@ -288,6 +285,41 @@ __global__ void __launch_bounds__(512) oneshot_phases(gshmemi_team tt, float *de
     c[6] = clock64();
     if (threadIdx.x == 0)
         for (int i = 0; i < 7; i++) stamps[(f % 128) * 8 + i] = c[i] - c[0];
+}
+
+/* Replays a captured graph of K calls: per-call µs, median of 5 trials after one warm-up
+ * (each trial starts from a barrier); destroys the graph. */
+static float time_graph(cudaStream_t st, cudaGraph_t g, int K, cudaEvent_t e0, cudaEvent_t e1) {
+    cudaGraphExec_t ge;
+    CK(cudaGraphInstantiate(&ge, g, 0));
+    std::vector<float> t;
+    for (int trial = 0; trial < 6; trial++) {
+        CK(cudaStreamSynchronize(st));
+        gshmem_barrier_all();
+        CK(cudaEventRecord(e0, st));
+        CK(cudaGraphLaunch(ge, st));
+        CK(cudaEventRecord(e1, st));
+        float ms = elapsed_ms(e0, e1);
+        if (trial) t.push_back(ms * 1000.f / K);
+    }
+    CK(cudaGraphExecDestroy(ge));
+    CK(cudaGraphDestroy(g));
+    return median(t);
+}
+/* One block of `threads` on st, with programmatic dependent launch when pdl (as the library's
+ * on-stream kernels are launched). */
+template <typename... P, typename... A>
+static void launch_pdl(void (*k)(P...), int threads, cudaStream_t st, bool pdl, A... args) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(1);
+    cfg.blockDim = dim3(threads);
+    cfg.stream = st;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = pdl ? 1 : 0;
+    CK(cudaLaunchKernelEx(&cfg, k, args...));
 }
 
 static bool want(int argc, char **argv, const char *w) {
@@ -373,24 +405,11 @@ int main(int argc, char **argv) {
             CK(cudaDeviceSynchronize());
             gshmem_barrier_all();
             cudaGraph_t g;
-            cudaGraphExec_t ge;
             CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
             for (int k = 0; k < K; k++) v.k<<<1, v.threads, 0, st>>>(mine, peer_mine, mine_local, peer_local, ep);
             CK(cudaStreamEndCapture(st, &g));
-            CK(cudaGraphInstantiate(&ge, g, 0));
-            std::vector<float> t;
-            for (int trial = 0; trial < 6; trial++) {
-                CK(cudaStreamSynchronize(st));
-                gshmem_barrier_all();
-                CK(cudaEventRecord(e0, st));
-                CK(cudaGraphLaunch(ge, st));
-                CK(cudaEventRecord(e1, st));
-                float ms = elapsed_ms(e0, e1);
-                if (trial) t.push_back(ms * 1000.f / K);
-            }
-            CK(cudaGraphExecDestroy(ge));
-            CK(cudaGraphDestroy(g));
-            if (me == 0) printf("graph node %-45s %.3f us\n", v.name, median(t));
+            float us = time_graph(st, g, K, e0, e1);
+            if (me == 0) printf("graph node %-45s %.3f us\n", v.name, us);
         }
         CK(cudaStreamSynchronize(st));
         CK(cudaStreamDestroy(st));
@@ -437,43 +456,19 @@ int main(int argc, char **argv) {
             CK(cudaDeviceSynchronize());
             gshmem_barrier_all();
             cudaGraph_t g;
-            cudaGraphExec_t ge;
             CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
             for (int k = 0; k < K; k++) {
                 if (v.kind == 0) gshmemx_float_sum_reduce_on_stream(GSHMEM_TEAM_WORLD, dst, src, 2, st);
                 else if (v.kind == 3) gshmemx_barrier_all_on_stream(st);
-                else {
-                    cudaLaunchConfig_t cfg = {};
-                    cfg.gridDim = dim3(1);
-                    cfg.blockDim = dim3(v.threads);
-                    cfg.stream = st;
-                    cudaLaunchAttribute at[1];
-                    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-                    at[0].val.programmaticStreamSerializationAllowed = 1;
-                    cfg.attrs = at;
-                    cfg.numAttrs = v.pdl ? 1 : 0;
-                    CK(cudaLaunchKernelEx(&cfg, v.k, (const float *)src, dst, cnt, area, parea));
-                }
+                else launch_pdl(v.k, v.threads, st, v.pdl, (const float *)src, dst, cnt, area, parea);
             }
             CK(cudaStreamEndCapture(st, &g));
-            CK(cudaGraphInstantiate(&ge, g, 0));
-            std::vector<float> t;
-            for (int trial = 0; trial < 6; trial++) {
-                CK(cudaStreamSynchronize(st));
-                gshmem_barrier_all();
-                CK(cudaEventRecord(e0, st));
-                CK(cudaGraphLaunch(ge, st));
-                CK(cudaEventRecord(e1, st));
-                float ms = elapsed_ms(e0, e1);
-                if (trial) t.push_back(ms * 1000.f / K);
-            }
+            float us = time_graph(st, g, K, e0, e1);
             float r[2];
             CK(cudaMemcpy(r, dst, 8, cudaMemcpyDeviceToHost));
             bool ok = v.kind == 3 || (r[0] == 3.f && r[1] == 5.f);
             CK(cudaMemset(dst, 0, 8));
-            CK(cudaGraphExecDestroy(ge));
-            CK(cudaGraphDestroy(g));
-            if (me == 0) printf("graph one-shot %-45s %.3f us%s\n", v.name, median(t), ok ? "" : "  WRONG RESULT");
+            if (me == 0) printf("graph one-shot %-45s %.3f us%s\n", v.name, us, ok ? "" : "  WRONG RESULT");
         }
         {
             /* the library's one-shot body, step by step (SM clock cycles, median over calls) */
@@ -487,44 +482,21 @@ int main(int argc, char **argv) {
             CK(cudaDeviceSynchronize());
             gshmem_barrier_all();
             cudaGraph_t g;
-            cudaGraphExec_t ge;
             CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-            for (int k = 0; k < K; k++) {
-                cudaLaunchConfig_t cfg = {};
-                cfg.gridDim = dim3(1);
-                cfg.blockDim = dim3(512);
-                cfg.stream = st;
-                cudaLaunchAttribute at[1];
-                at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-                at[0].val.programmaticStreamSerializationAllowed = 1;
-                cfg.attrs = at;
-                cfg.numAttrs = 1;
-                CK(cudaLaunchKernelEx(&cfg, oneshot_phases, hw, dst, (const float *)src, (size_t)2, stamps));
-            }
+            for (int k = 0; k < K; k++)
+                launch_pdl(oneshot_phases, 512, st, true, hw, dst, (const float *)src, (size_t)2, stamps);
             CK(cudaStreamEndCapture(st, &g));
-            CK(cudaGraphInstantiate(&ge, g, 0));
-            std::vector<float> t;
-            for (int trial = 0; trial < 6; trial++) {
-                CK(cudaStreamSynchronize(st));
-                gshmem_barrier_all();
-                CK(cudaEventRecord(e0, st));
-                CK(cudaGraphLaunch(ge, st));
-                CK(cudaEventRecord(e1, st));
-                float ms = elapsed_ms(e0, e1);
-                if (trial) t.push_back(ms * 1000.f / K);
-            }
+            float us = time_graph(st, g, K, e0, e1);
             std::vector<long long> h(128 * 8);
             CK(cudaMemcpy(h.data(), stamps, h.size() * 8, cudaMemcpyDeviceToHost));
             const char *ph[6] = {"coll_check", "slice+first pair", "oneshot_begin", "ll_send", "ll_reduce (waits)", "final sync"};
-            printf("graph one-shot body, step by step: %.3f us per call; cycles:", median(t));
+            printf("graph one-shot body, step by step: %.3f us per call; cycles:", us);
             for (int i = 1; i < 7; i++) {
                 std::vector<float> d;
                 for (int k = 0; k < 128; k++) d.push_back((float)(h[k * 8 + i] - h[k * 8 + i - 1]));
                 printf(" %s %.0f;", ph[i - 1], median(d));
             }
             printf("\n");
-            CK(cudaGraphExecDestroy(ge));
-            CK(cudaGraphDestroy(g));
             CK(cudaFree(dw));
             CK(cudaFree(stamps));
         }
