@@ -23,6 +23,7 @@ typedef struct host_team {
     gshmem_team_config_t cfg;
     long cfg_mask;
     int32_t *h_pes, *d_pes;        /* member list (TEAM_SHARED on a non-contiguous node) */
+    int unreachable;               /* a member not reachable by load/store, or -1 */
     const char *made_by;
 } host_team;
 
@@ -90,6 +91,9 @@ static gshmemi_status fill_slot(gshmemi_state *s, int slot, int start, int strid
         GSHMEMI_CUDA(cudaMemcpy(t->d_pes, h_pes, (size_t)size * sizeof(int32_t), cudaMemcpyHostToDevice));
         t->d.pes = t->d_pes;
     }
+    t->unreachable = -1;
+    for (int i = 0; i < size && t->unreachable < 0; i++)
+        if (s->pe_slot[team_pe(t, i)] < 0) t->unreachable = team_pe(t, i);
     return GSHMEM_SUCCESS;
 }
 
@@ -189,19 +193,17 @@ static host_team *valid_team(int team) {
     return t->d.size > 0 ? t : NULL;
 }
 
-/* Collectives move data by load/store: every member must be reachable that way. Checked on
- * the host before each on-stream or blocking collective (the one-shot kernels rely on it). */
+/* Collectives move data by load/store: every member must be reachable that way (found once,
+ * when the team is made). Checked on the host before each on-stream or blocking collective
+ * (the one-shot kernels rely on it). */
 int gshmemi_team_check_ls(int team, const char *call) {
     host_team *t = valid_team(team);
     if (!t) return GSHMEM_ERR_INVALID_ARG;
-    for (int i = 0; i < t->d.size; i++) {
-        int pe = team_pe(t, i);
-        if (gshmemi_g.pe_slot[pe] < 0) {
-            gshmemi_error("%s: team %d member PE %d is not reachable by load/store from PE %d; "
-                          "collectives over remote transports are not built in", call, team, pe,
-                          gshmemi_g.mype);
-            return GSHMEM_ERR_INVALID_ARG;
-        }
+    if (t->unreachable >= 0) {
+        gshmemi_error("%s: team %d member PE %d is not reachable by load/store from PE %d; "
+                      "collectives over remote transports are not built in", call, team,
+                      t->unreachable, gshmemi_g.mype);
+        return GSHMEM_ERR_INVALID_ARG;
     }
     return 0;
 }

@@ -500,6 +500,13 @@ GSHMEMI_DEV void gshmemi_ll_gather(const gshmemi_team *t, uint32_t f, int what, 
 /* ---- reductions, reduce-scatter, scans ------------------------------------------------------ */
 /* what: GSHMEMI_COLL_REDUCE / REDUCESCATTER / INSCAN / EXSCAN. n = nreduce (elements per PE
  * block for reducescatter) or nelems. */
+/* Entry checks of a reduction on this PE: members reachable, buffers in the heap (debug). */
+template <class T>
+GSHMEMI_DEV void gshmemi_reduce_check(const gshmemi_team *t, int what, const T *dest, const T *src,
+                                      size_t n, const char *call) {
+    size_t sbytes = (what == GSHMEMI_COLL_REDUCESCATTER ? (size_t)t->size : 1) * n * sizeof(T);
+    gshmemi_coll_check(t, dest, n * sizeof(T), src, sbytes, call);
+}
 /* One-shot reduction (the caller checked gshmemi_oneshot; CHECK false: the host checked the
  * buffers and that every member is reachable, which measured 0.7 us of a one-shot kernel's
  * critical path, bench/probe_sync): LL messages to every member
@@ -511,8 +518,7 @@ GSHMEMI_DEV void gshmemi_reduce_oneshot_body(const gshmemi_team *t, int team, in
                                              const T *src, size_t n, int c, int nch,
                                              const char *call) {
     const int m = t->size, me = t->my_idx;
-    size_t sbytes = (what == GSHMEMI_COLL_REDUCESCATTER ? (size_t)m : 1) * n * sizeof(T);
-    if (CHECK) gshmemi_coll_check(t, dest, n * sizeof(T), src, sbytes, call);
+    if (CHECK) gshmemi_reduce_check(t, what, dest, src, n, call);
     constexpr size_t G = 16 / sizeof(T);
     size_t lo, hi;
     gshmemi_slice(n, c, nch, G, &lo, &hi);
@@ -551,8 +557,7 @@ GSHMEMI_DEV void gshmemi_reduce_t(const gshmemi_team *t, int team, int what, T *
         return;
     }
     const int m = t->size, me = t->my_idx;
-    size_t sbytes = (what == GSHMEMI_COLL_REDUCESCATTER ? (size_t)m : 1) * n * sizeof(T);
-    gshmemi_coll_check(t, dest, n * sizeof(T), src, sbytes, call);
+    gshmemi_reduce_check(t, what, dest, src, n, call);
     unsigned sig = gshmemi_sig(100 + what, sizeof(T), OP, n, 0);
     constexpr size_t G = 16 / sizeof(T);
     uint64_t e = gshmemi_take<S>(t->epochs + c, 2);
@@ -583,10 +588,15 @@ GSHMEMI_DEV void gshmemi_reduce_t(const gshmemi_team *t, int team, int what, T *
 /* ---- data movers -------------------------------------------------------------------------- */
 /* what: GSHMEMI_MOVE_*. n: elements of es bytes per PE (per block for alltoall[s]); root:
  * broadcast's team PE; dst/sst: alltoalls strides in elements. */
-/* The buffer extents a mover touches on this PE (dest, source), for the entry checks. */
-GSHMEMI_DEV void gshmemi_move_bytes(int what, size_t nb, int m, size_t *db, size_t *sb) {
-    *db = what == GSHMEMI_MOVE_BROADCAST ? nb : what == GSHMEMI_MOVE_COLLECT ? 0 : nb * m;
-    *sb = what == GSHMEMI_MOVE_ALLTOALL ? nb * m : what == GSHMEMI_MOVE_ALLTOALLS ? 0 : nb;
+/* Entry checks of a mover on this PE: broadcast's root, members reachable, and the buffer
+ * extents it touches (dest, source) in the heap (debug). */
+GSHMEMI_DEV void gshmemi_move_check(const gshmemi_team *t, int what, const void *dest,
+                                    const void *src, size_t nb, int root, const char *call) {
+    const int m = t->size;
+    if (what == GSHMEMI_MOVE_BROADCAST && (root < 0 || root >= m)) gshmemi_coll_bad_root(call, root, m);
+    size_t db = what == GSHMEMI_MOVE_BROADCAST ? nb : what == GSHMEMI_MOVE_COLLECT ? 0 : nb * m;
+    size_t sb = what == GSHMEMI_MOVE_ALLTOALL ? nb * m : what == GSHMEMI_MOVE_ALLTOALLS ? 0 : nb;
+    gshmemi_coll_check(t, dest, db, src, sb, call);
 }
 GSHMEMI_DEV unsigned gshmemi_move_sig(int what, size_t n, size_t es, int root, ptrdiff_t dst,
                                       ptrdiff_t sst) {
@@ -609,12 +619,7 @@ GSHMEMI_DEV void gshmemi_move_oneshot_body(const gshmemi_team *t, int team, int 
     const size_t nb = n * es;
     char *d = (char *)dest;
     const char *s = (const char *)src;
-    if (CHECK) {
-        if (what == GSHMEMI_MOVE_BROADCAST && (root < 0 || root >= m)) gshmemi_coll_bad_root(call, root, m);
-        size_t db, sb;
-        gshmemi_move_bytes(what, nb, m, &db, &sb);
-        gshmemi_coll_check(t, dest, db, src, sb, call);
-    }
+    if (CHECK) gshmemi_move_check(t, what, dest, src, nb, root, call);
     size_t lo, hi;
     gshmemi_slice(nb, c, nch, 16, &lo, &hi);
     const size_t bn = hi - lo;
@@ -652,12 +657,7 @@ GSHMEMI_DEV void gshmemi_move_t(const gshmemi_team *t, int team, int what, void 
     const size_t nb = n * es;
     char *d = (char *)dest;
     const char *s = (const char *)src;
-    if (what == GSHMEMI_MOVE_BROADCAST && (root < 0 || root >= m)) gshmemi_coll_bad_root(call, root, m);
-    {
-        size_t db, sb;
-        gshmemi_move_bytes(what, nb, m, &db, &sb);
-        gshmemi_coll_check(t, dest, db, src, sb, call);
-    }
+    gshmemi_move_check(t, what, dest, src, nb, root, call);
     unsigned sig = gshmemi_move_sig(what, n, es, root, dst, sst);
     uint64_t e = gshmemi_take<S>(t->epochs + c, 2);
     if (what == GSHMEMI_MOVE_COLLECT && S::rank() == 0)  /* my count, before my arrival flag */
@@ -725,6 +725,13 @@ GSHMEMI_DEV void gshmemi_move(int team, int what, void *dest, const void *src, s
     DEF(gshmemx_, _warp, warp, __VA_ARGS__)                                                  \
     DEF(gshmemx_, _block, block, __VA_ARGS__)
 
+/* fcollect, collect and alltoall of one family (typed: T, sizeof(T); mem: void, 1 byte): no
+ * root, no strides. NAME is the whole function name, STR the name messages give. */
+#define GSHMEMI_DEF_MOVE1(NAME, T, ES, WHAT, scope, STR)                                      \
+    GSHMEMI_DEV int NAME(int team, T *dest, const T *src, size_t n) {                        \
+        gshmemi_move<gshmemi_scope_##scope>(team, WHAT, dest, src, n, ES, 0, 1, 1, 0, 1, STR); \
+        return 0;                                                                            \
+    }
 #define GSHMEMI_DEF_MOVE_MEM(prefix, suffix, scope, unused)                                  \
     GSHMEMI_DEV int prefix##broadcastmem##suffix(int team, void *dest, const void *src,      \
                                                  size_t nbytes, int root) {                  \
@@ -732,24 +739,12 @@ GSHMEMI_DEV void gshmemi_move(int team, int what, void *dest, const void *src, s
                                             root, 1, 1, 0, 1, GSHMEMI_COLL_NAME_##scope "broadcastmem" #suffix); \
         return 0;                                                                            \
     }                                                                                        \
-    GSHMEMI_DEV int prefix##fcollectmem##suffix(int team, void *dest, const void *src,       \
-                                                size_t nbytes) {                             \
-        gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_FCOLLECT, dest, src, nbytes, 1, 0, \
-                                            1, 1, 0, 1, GSHMEMI_COLL_NAME_##scope "fcollectmem" #suffix);      \
-        return 0;                                                                            \
-    }                                                                                        \
-    GSHMEMI_DEV int prefix##collectmem##suffix(int team, void *dest, const void *src,        \
-                                               size_t nbytes) {                              \
-        gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_COLLECT, dest, src, nbytes, 1, 0, \
-                                            1, 1, 0, 1, GSHMEMI_COLL_NAME_##scope "collectmem" #suffix);       \
-        return 0;                                                                            \
-    }                                                                                        \
-    GSHMEMI_DEV int prefix##alltoallmem##suffix(int team, void *dest, const void *src,       \
-                                                size_t nbytes) {                             \
-        gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_ALLTOALL, dest, src, nbytes, 1, 0, \
-                                            1, 1, 0, 1, GSHMEMI_COLL_NAME_##scope "alltoallmem" #suffix);      \
-        return 0;                                                                            \
-    }                                                                                        \
+    GSHMEMI_DEF_MOVE1(prefix##fcollectmem##suffix, void, 1, GSHMEMI_MOVE_FCOLLECT, scope,      \
+                      GSHMEMI_COLL_NAME_##scope "fcollectmem" #suffix)                       \
+    GSHMEMI_DEF_MOVE1(prefix##collectmem##suffix, void, 1, GSHMEMI_MOVE_COLLECT, scope,        \
+                      GSHMEMI_COLL_NAME_##scope "collectmem" #suffix)                        \
+    GSHMEMI_DEF_MOVE1(prefix##alltoallmem##suffix, void, 1, GSHMEMI_MOVE_ALLTOALL, scope,      \
+                      GSHMEMI_COLL_NAME_##scope "alltoallmem" #suffix)                       \
     GSHMEMI_DEV int prefix##alltoallsmem##suffix(int team, void *dest, const void *src,      \
                                                  ptrdiff_t dst, ptrdiff_t sst, size_t nelems) { \
         gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_ALLTOALLS, dest, src, nelems, 1, 0, \
@@ -766,27 +761,12 @@ GSHMEMI_COLL_SCOPES(GSHMEMI_DEF_MOVE_MEM, 0)
                                             GSHMEMI_COLL_NAME_##scope #NAME "_broadcast" #suffix);             \
         return 0;                                                                            \
     }                                                                                        \
-    GSHMEMI_DEV int prefix##NAME##_fcollect##suffix(int team, T *dest, const T *src,         \
-                                                    size_t nelems) {                         \
-        gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_FCOLLECT, dest, src, nelems,    \
-                                            sizeof(T), 0, 1, 1, 0, 1,                        \
-                                            GSHMEMI_COLL_NAME_##scope #NAME "_fcollect" #suffix);              \
-        return 0;                                                                            \
-    }                                                                                        \
-    GSHMEMI_DEV int prefix##NAME##_collect##suffix(int team, T *dest, const T *src,          \
-                                                   size_t nelems) {                          \
-        gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_COLLECT, dest, src, nelems,     \
-                                            sizeof(T), 0, 1, 1, 0, 1,                        \
-                                            GSHMEMI_COLL_NAME_##scope #NAME "_collect" #suffix);               \
-        return 0;                                                                            \
-    }                                                                                        \
-    GSHMEMI_DEV int prefix##NAME##_alltoall##suffix(int team, T *dest, const T *src,         \
-                                                    size_t nelems) {                         \
-        gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_ALLTOALL, dest, src, nelems,    \
-                                            sizeof(T), 0, 1, 1, 0, 1,                        \
-                                            GSHMEMI_COLL_NAME_##scope #NAME "_alltoall" #suffix);              \
-        return 0;                                                                            \
-    }                                                                                        \
+    GSHMEMI_DEF_MOVE1(prefix##NAME##_fcollect##suffix, T, sizeof(T), GSHMEMI_MOVE_FCOLLECT, scope, \
+                      GSHMEMI_COLL_NAME_##scope #NAME "_fcollect" #suffix)                   \
+    GSHMEMI_DEF_MOVE1(prefix##NAME##_collect##suffix, T, sizeof(T), GSHMEMI_MOVE_COLLECT, scope, \
+                      GSHMEMI_COLL_NAME_##scope #NAME "_collect" #suffix)                    \
+    GSHMEMI_DEF_MOVE1(prefix##NAME##_alltoall##suffix, T, sizeof(T), GSHMEMI_MOVE_ALLTOALL, scope, \
+                      GSHMEMI_COLL_NAME_##scope #NAME "_alltoall" #suffix)                   \
     GSHMEMI_DEV int prefix##NAME##_alltoalls##suffix(int team, T *dest, const T *src,        \
                                                      ptrdiff_t dst, ptrdiff_t sst,           \
                                                      size_t nelems) {                        \
