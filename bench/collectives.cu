@@ -28,9 +28,11 @@
  * call is slow (a trial is kept near 20 ms), agreed across PEs. Each family starts with one
  * untimed round of its first size (set-up, GPU clocks).
  *
- * usage: collectives [--csv FILE] [--max BYTES] [--no-nccl]
+ * usage: collectives [--csv FILE] [--min BYTES] [--max BYTES] [--family NAME] [--no-nccl]
  *   --csv FILE: rows lib,family,npes,bytes,us,GBps (rank 0)
- *   --max BYTES: largest size (default 256 MiB)   --no-nccl: skip NCCL in a BENCH_NCCL build */
+ *   --min/--max BYTES: smallest/largest size (default 8 B / 256 MiB)
+ *   --family NAME: only this family (its CSV name: allreduce, broadcast, ...; for tuning runs)
+ *   --no-nccl: skip NCCL in a BENCH_NCCL build */
 #include "shim.h"
 #include "common.h"
 #include <string>
@@ -357,14 +359,17 @@ int main(int argc, char **argv) {
     setenv("NCCL_NVLS_ENABLE", "0", 0);
     setenv("NVSHMEM_DISABLE_NVLS", "1", 0);
     const char *csv_path = NULL;
-    size_t maxb = CAP;
+    size_t maxb = CAP, minb = 8;
+    const char *only = NULL;
     [[maybe_unused]] bool use_nccl = true;
     for (int a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--csv") && a + 1 < argc) csv_path = argv[++a];
         else if (!strcmp(argv[a], "--max") && a + 1 < argc) maxb = std::min<size_t>(CAP, strtoull(argv[++a], NULL, 0));
+        else if (!strcmp(argv[a], "--min") && a + 1 < argc) minb = strtoull(argv[++a], NULL, 0);
+        else if (!strcmp(argv[a], "--family") && a + 1 < argc) only = argv[++a];
         else if (!strcmp(argv[a], "--no-nccl")) use_nccl = false;
         else {
-            fprintf(stderr, "usage: %s [--csv FILE] [--max BYTES] [--no-nccl]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--csv FILE] [--min BYTES] [--max BYTES] [--family NAME] [--no-nccl]\n", argv[0]);
             return 2;
         }
     }
@@ -423,14 +428,16 @@ int main(int argc, char **argv) {
     /* the short families first: a hung incumbent (the job ends) costs only the tail */
     for (int fam : {F_BARRIER, F_GRAPH_EMPTY, F_GRAPH_BARRIER, F_GRAPH_ALLREDUCE, F_ALLREDUCE, F_BROADCAST,
                     F_FCOLLECT, F_ALLTOALL, F_REDUCESCATTER}) {
+        if (only && strcmp(only, fam_name[fam])) continue;
         std::vector<size_t> sizes;
         if (dataless(fam)) sizes.push_back(0);
         else if (fam == F_GRAPH_ALLREDUCE) {
             for (size_t b : {(size_t)8, (size_t)1024, (size_t)65536})
-                if (b <= maxb) sizes.push_back(b);
+                if (b >= minb && b <= maxb) sizes.push_back(b);
         } else {
             size_t top = fam == F_ALLREDUCE || fam == F_BROADCAST ? maxb : std::min(maxb, CAP / np);
-            for (size_t b = 8; b <= top; b *= 2) sizes.push_back(b);
+            for (size_t b = 8; b <= top; b *= 2)
+                if (b >= minb) sizes.push_back(b);
         }
         int libs = dataless(fam) ? 1 : nlib;   /* NCCL has no barrier; the empty kernel is no library's */
         if (me == 0) {

@@ -21,7 +21,14 @@
  *   5: fence.sc.sys
  *   6: alternate warps: warp (e & 1) stores (block of 64 threads), block barrier around
  *   8: the epoch from global memory before the fence, stored (library until session 5)
- *   9: fence, red.add 1 to the peer's slot, then the epoch from global (off the critical path) */
+ *   9: fence, red.add 1 to the peer's slot, then the epoch from global (off the critical path)
+ *  10: 9 in a kernel that also holds a (never taken) call of a noinline function: the compiler
+ *      then puts MEMBAR.ALL.CTA before every system fence (the library's kernels have such
+ *      calls: their error reports) */
+static __device__ __noinline__ void probe_report(unsigned long long v) {
+    printf("probe: unexpected flag %llu\n", v);
+    __trap();
+}
 template <int V>
 __device__ __forceinline__ void round_(unsigned long long *mine, unsigned long long *peer_mine,
                                        unsigned long long *mine_local, unsigned long long *peer_local,
@@ -38,7 +45,7 @@ __device__ __forceinline__ void round_(unsigned long long *mine, unsigned long l
         return;
     }
     if (threadIdx.x) return;
-    if (V == 8 || V == 9) {
+    if (V == 8 || V == 9 || V == 10) {
         unsigned long long *ep = mine_local + 8;   /* a private count in global memory */
         mine += 48;                                /* slots of their own, starting at 0 */
         peer_mine += 48;
@@ -54,6 +61,7 @@ __device__ __forceinline__ void round_(unsigned long long *mine, unsigned long l
             unsigned long long x = *(volatile unsigned long long *)ep + 1;
             *(volatile unsigned long long *)ep = x;
             do LD_ACQUIRE(cur, mine); while (cur < x);
+            if (V == 10 && cur == 0x123456789abcdefull) probe_report(cur);
         }
         return;
     }
@@ -251,30 +259,29 @@ __global__ void ll_chain(const float *src, float *dst, unsigned long long *count
     if (idx == 12345u) dst[2] = 1.f;
 }
 
-/* Where the library's one-shot time goes: gshmemi_reduce_oneshot_body's steps (float sum,
- * team WORLD, one channel), with SM clock stamps by thread 0 between them. */
+/* Where the library's one-shot time goes: the on-stream one-shot kernel's steps (float sum,
+ * team WORLD, one channel: plan before the PDL wait, then the run), with SM clock stamps by
+ * thread 0 between them. */
 __global__ void get_world(gshmemi_team *out) { *out = *gshmemi_team_member(0, "probe"); }
 __global__ void __launch_bounds__(512) oneshot_phases(gshmemi_team tt, float *dest, const float *src,
                                                       size_t n, long long *stamps) {
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     typedef gshmemi_scope_block S;
     const gshmemi_team *t = &tt;
     long long c[7];
     c[0] = clock64();
-    const int m = t->size, me = t->my_idx;
-    gshmemi_coll_check(t, dest, n * 4, src, n * 4, "probe");
+    const gshmemi_oneshot_plan P = gshmemi_oneshot_plan_of(t, n, 4, 4, 0, 1);
     c[1] = clock64();
-    size_t lo, hi;
-    gshmemi_slice(n, 0, 1, 4, &lo, &hi);
-    const size_t off = lo * 4, bn = (hi - lo) * 4;
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    const int m = t->size, me = t->my_idx;
+    const size_t lo = P.lo, off = lo * 4, bn = (P.hi - lo) * 4;
     const uint2 first = gshmemi_ll_first((const char *)(src + lo), bn, S::rank());
     c[2] = clock64();
-    const uint32_t f = gshmemi_oneshot_begin<S>(t, 0, 0, 1, 0, "probe");
+    const uint32_t f = gshmemi_oneshot_begin<S>(t, 0, 0, 1, P.debug, 0, "probe");
     c[3] = clock64();
     for (int jj = 1; jj < m; jj++) {
-        int j = (me + jj) % m;
-        char *to = gshmemi_at(gshmemi_ll_area(t, f, me) + 2 * off, gshmemi_member_off(t, j));
+        int j = me + jj < m ? me + jj : me + jj - m;
+        char *to = (jj == 1 ? P.to1 : gshmemi_ll_to(t, j, off)) + gshmemi_ll_parity(t, f);
         gshmemi_ll_send<S>(to, (const char *)(src + lo), bn, f, jj == 1 ? &first : NULL);
     }
     c[4] = clock64();
@@ -354,6 +361,7 @@ int main(int argc, char **argv) {
             {barrier_loop<6>, 64, "alternating warps store, block barrier"},
             {barrier_loop<8>, 1, "epoch loaded before the fence (old library)"},
             {barrier_loop<9>, 1, "fence, red.add, epoch loaded after"},
+            {barrier_loop<10>, 1, "the same with a noinline call in the kernel"},
             {barrier_lib, 1, "library gshmem_barrier_all (thread)"},
         };
         for (auto &v : vs) {
@@ -484,12 +492,12 @@ int main(int argc, char **argv) {
             cudaGraph_t g;
             CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
             for (int k = 0; k < K; k++)
-                launch_pdl(oneshot_phases, 512, st, true, hw, dst, (const float *)src, (size_t)2, stamps);
+                launch_pdl(oneshot_phases, 32, st, true, hw, dst, (const float *)src, (size_t)2, stamps);
             CK(cudaStreamEndCapture(st, &g));
             float us = time_graph(st, g, K, e0, e1);
             std::vector<long long> h(128 * 8);
             CK(cudaMemcpy(h.data(), stamps, h.size() * 8, cudaMemcpyDeviceToHost));
-            const char *ph[6] = {"coll_check", "slice+first pair", "oneshot_begin", "ll_send", "ll_reduce (waits)", "final sync"};
+            const char *ph[6] = {"plan", "PDL wait+first pair", "oneshot_begin", "ll_send", "ll_reduce (waits)", "final sync"};
             printf("graph one-shot body, step by step: %.3f us per call; cycles:", us);
             for (int i = 1; i < 7; i++) {
                 std::vector<float> d;

@@ -25,6 +25,7 @@ __device__ static const char *gshmemi_reduce_name(int what) {
     switch (what) {
     case GSHMEMI_COLL_REDUCE: return "reduce (host/on-stream form)";
     case GSHMEMI_COLL_REDUCESCATTER: return "reducescatter (host/on-stream form)";
+    case GSHMEMI_COLL_REDUCE_ALLREAD: return "reduce (host/on-stream form, all-read)";
     case GSHMEMI_COLL_INSCAN: return "sum_inscan (host/on-stream form)";
     default: return "sum_exscan (host/on-stream form)";
     }
@@ -49,21 +50,25 @@ __global__ void __launch_bounds__(512) gshmemi_move_kernel(gshmemi_team t, int w
 // general kernels apply): only the one-shot code, inlined, so the kernel is small and reads
 // the team entry from parameter space, and without the device-side entry checks the host
 // has made (in a CUDA graph the general kernel's one-shot took ~2 us more than a raw LL
-// exchange; of that the entry checks were ~0.7 us: bench/probe_sync).
+// exchange; of that the entry checks were ~0.7 us: bench/probe_sync). The plan (slice,
+// first target, from parameters and the constant bank) is made before the PDL wait.
 __global__ void __launch_bounds__(512) gshmemi_move_oneshot_kernel(gshmemi_team t, int what, int team,
                                     void *dest, const void *src, size_t n, size_t es, int root) {
+    const gshmemi_oneshot_plan P = gshmemi_oneshot_plan_of(&t, n * es, 16, 1, (int)blockIdx.x, (int)gridDim.x);
     gshmemi_pdl_enter();
-    gshmemi_move_oneshot_body<gshmemi_scope_block, false>(&t, team, what, dest, src, n, es, root,
-                                                   (int)blockIdx.x, (int)gridDim.x,
-                                                   gshmemi_move_name(what));
+    gshmemi_move_oneshot_run<gshmemi_scope_block>(&t, team, what, dest, src, n, es, root, P,
+                                                  (int)blockIdx.x, (int)gridDim.x,
+                                                  gshmemi_move_name(what));
 }
 template <class T, int OP>
 __global__ void __launch_bounds__(512) gshmemi_reduce_oneshot_kernel(gshmemi_team t, int what, int team,
                                                                      T *dest, const T *src, size_t n) {
+    const gshmemi_oneshot_plan P = gshmemi_oneshot_plan_of(&t, n, 16 / sizeof(T), sizeof(T),
+                                                           (int)blockIdx.x, (int)gridDim.x);
     gshmemi_pdl_enter();
-    gshmemi_reduce_oneshot_body<T, OP, gshmemi_scope_block, false>(&t, team, what, dest, src, n,
-                                                            (int)blockIdx.x, (int)gridDim.x,
-                                                            gshmemi_reduce_name(what));
+    gshmemi_reduce_oneshot_run<T, OP, gshmemi_scope_block>(&t, team, what, dest, src, n, P,
+                                                           (int)blockIdx.x, (int)gridDim.x,
+                                                           gshmemi_reduce_name(what));
 }
 
 // Vectors in flight per thread and member: 4 for 4- and 8-byte types; fewer for narrow
@@ -79,6 +84,16 @@ __global__ void __launch_bounds__(512) gshmemi_reduce_kernel(gshmemi_team t, int
                                                     gshmemi_reduce_name(what));
 }
 
+// Threads of a one-shot kernel: one per LL pair (8 bytes) of a channel's slice, in whole
+// warps, up to `threads`: an 8-byte call runs one warp, whose block barriers are nearly free.
+static int oneshot_threads(size_t nb, int nch, int threads) {
+    size_t per = (nb + (size_t)nch - 1) / (size_t)nch;
+    size_t pairs = (per + 15) / 16 * 2;
+    size_t want = (pairs + 31) / 32 * 32;
+    if (want < 32) want = 32;
+    return want < (size_t)threads ? (int)want : threads;
+}
+
 extern "C" int gshmemi_launch_team_sync(void *stream, const void *team_entry) {
     return launch_k(gshmemi_team_sync_kernel, 1, 32, stream, *(const gshmemi_team *)team_entry);
 }
@@ -88,7 +103,8 @@ extern "C" int gshmemi_launch_move(void *stream, const void *team_entry, int wha
                                    ptrdiff_t dst, ptrdiff_t sst, int nch, int threads) {
     const gshmemi_team *t = (const gshmemi_team *)team_entry;
     if (gshmemi_move_oneshot_ok(t, what, n * es, nch))
-        return launch_k(gshmemi_move_oneshot_kernel, nch, threads, stream, *t, what, team, dest,
+        return launch_k(gshmemi_move_oneshot_kernel, nch, oneshot_threads(n * es, nch, threads),
+                        stream, *t, what, team, dest,
                         src, n, es, root);
     return launch_k(gshmemi_move_kernel, nch, threads, stream, *t, what, team, dest, src, n, es,
                     root, dst, sst);
@@ -99,7 +115,8 @@ static int launch(void *stream, const void *te, int what, int team, void *dest, 
                   size_t n, int nch, int threads) {
     const gshmemi_team *t = (const gshmemi_team *)te;
     if (gshmemi_oneshot(t, n * sizeof(T), nch))
-        return launch_k(gshmemi_reduce_oneshot_kernel<T, OP>, nch, threads, stream, *t, what, team,
+        return launch_k(gshmemi_reduce_oneshot_kernel<T, OP>, nch,
+                        oneshot_threads(n * sizeof(T), nch, threads), stream, *t, what, team,
                         (T *)dest, (const T *)src, n);
     return launch_k(gshmemi_reduce_kernel<T, OP>, nch, threads, stream, *t, what, team, (T *)dest,
                     (const T *)src, n);

@@ -127,6 +127,14 @@ int gshmemi_host_reduce(int what, int op, int type_code, gshmem_team_t team, voi
     /* two-round traffic per PE: reads and writes of about 2 * nb (reduce-scatter: nb * m) */
     size_t total = what == GSHMEMI_COLL_REDUCESCATTER ? nb * m : 2 * nb;
     int nch = channels(t, nb, nelems, 16 / es, total, true);
+    /* all-read: each of the 2 members computes the whole vector (every byte crosses NVLink as
+       a read) instead of reading half and writing half back; only out of place */
+    uint64_t allread = gshmemi_cfg.COLL_ALLREAD_MIN;
+    if (what == GSHMEMI_COLL_REDUCE && t->size == 2 && dest != src && allread && nb >= allread &&
+        !(t->scratch && nb <= t->scratch_bytes / 2) /* (channels(): not one-shot) */) {
+        what = GSHMEMI_COLL_REDUCE_ALLREAD;
+        nch = channels(t, nb, nelems, 16 / es, nb, false);
+    }
     void *st = blocking ? gshmemi_g.stream : (void *)stream;
     return finish(gshmemi_launch_reduce(st, t, what, op, type_code, team, dest, src, nelems, nch,
                                         THREADS), blocking, call);

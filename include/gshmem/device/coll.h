@@ -144,14 +144,14 @@ GSHMEMI_DEV void gshmemi_sig_check(const gshmemi_team *t, int team, int c, uint6
     }
 }
 
-/* The arrival round on channel c with epoch e, carrying the debug signature: the first round
- * of every two-round collective, and the debug-only round before a one-shot. */
+/* The arrival round on channel c, carrying the debug signature: the first round of every
+ * two-round collective, and the debug-only round before a one-shot. */
 template <class S>
-GSHMEMI_DEV void gshmemi_arrive(const gshmemi_team *t, int team, int c, uint64_t e, unsigned sig,
+GSHMEMI_DEV void gshmemi_arrive(const gshmemi_team *t, int team, int c, unsigned sig,
                                 const char *call) {
     uint64_t ns = gshmemi_sig_post<S>(t, c, sig, call);
     S::sync();
-    gshmemi_team_round<S>(t, c, e, call);
+    gshmemi_team_round<S>(t, c, call);
     gshmemi_sig_check<S>(t, team, c, ns, sig, call);
 }
 
@@ -377,12 +377,13 @@ GSHMEMI_DEV uint64_t gshmemi_ll_pair(const char *from, size_t p, uint32_t f, con
     }
     return (uint32_t)lo | (uint64_t)(uint32_t)hi << 32;
 }
-/* The debug-only signature round before a one-shot (out of line: debug builds alone pay). */
+/* The debug-only signature round before a one-shot (out of line: debug builds alone pay). It
+ * finds the team entry by handle (the device table) rather than taking the caller's pointer,
+ * so an on-stream kernel's entry, in parameter space, is never copied to a stack frame. */
 template <class S>
-static __device__ __noinline__ void gshmemi_oneshot_debug(const gshmemi_team *t, int team, int c,
-                                                          unsigned sig, const char *call) {
-    uint64_t e = gshmemi_take<S>(t->epochs + c, 1);
-    gshmemi_arrive<S>(t, team, c, e, sig, call);
+static __device__ __noinline__ void gshmemi_oneshot_debug(int team, int c, unsigned sig,
+                                                          const char *call) {
+    gshmemi_arrive<S>(gshmemi_team_member(team, call), team, c, sig, call);
 }
 /* The one-shot hand-out on channel c of nch: this team's one-shot count (flag and parity).
  * Channel c reads its own copy of the count and advances copies c, c + nch, ... so that all
@@ -390,9 +391,9 @@ static __device__ __noinline__ void gshmemi_oneshot_debug(const gshmemi_team *t,
  * another. With GSHMEM_DEBUG the members also exchange signatures in a flag round first. */
 template <class S>
 GSHMEMI_DEV uint32_t gshmemi_oneshot_begin(const gshmemi_team *t, int team, int c, int nch,
-                                           unsigned sig, const char *call) {
-    if (gshmemi_dstate.debug >= 1) gshmemi_oneshot_debug<S>(t, team, c, sig, call);
-    S::sync();
+                                           int debug, unsigned sig, const char *call) {
+    if (debug >= 1) gshmemi_oneshot_debug<S>(team, c, sig, call);
+    /* (the group's last one-shot ended with a group barrier: its count stores are seen) */
     uint64_t q = *(volatile uint64_t *)(t->seqs + c) + 1;
     S::sync();
     for (int k = c + (int)S::rank() * nch; k < GSHMEMI_ONESHOT_CHANNELS; k += nch * (int)S::size())
@@ -409,9 +410,39 @@ static __host__ __device__ __forceinline__ bool gshmemi_oneshot(const gshmemi_te
     return t->scratch && nb <= t->scratch_bytes / 2 && nch <= GSHMEMI_ONESHOT_CHANNELS &&
            (nch > 1 || nb <= GSHMEMI_ONESHOT_GROUP_MAX);
 }
+/* Scratch buffers: [parity][sender] of scratch_bytes each. The byte offset of parity f & 1. */
+GSHMEMI_DEV size_t gshmemi_ll_parity(const gshmemi_team *t, uint32_t f) {
+    return (size_t)(f & 1) * (size_t)t->size * t->scratch_bytes;
+}
 /* The LL area for sender j on this PE (parity of f). */
 GSHMEMI_DEV char *gshmemi_ll_area(const gshmemi_team *t, uint32_t f, int j) {
-    return t->scratch + ((size_t)(f & 1) * t->size + j) * t->scratch_bytes;
+    return t->scratch + gshmemi_ll_parity(t, f) + (size_t)j * t->scratch_bytes;
+}
+/* Where my message to member j goes: byte `off` of my area (LL words take twice the bytes)
+ * in j's scratch, parity 0 (add gshmemi_ll_parity). Computed for the first member before the
+ * one-shot count is read, so that its constant-bank loads overlap that load. */
+GSHMEMI_DEV char *gshmemi_ll_to(const gshmemi_team *t, int j, size_t off) {
+    return gshmemi_at(t->scratch + (size_t)t->my_idx * t->scratch_bytes + 2 * off,
+                      gshmemi_member_off(t, j));
+}
+/* What a one-shot call on channel c can work out before it may touch any data, from the
+ * parameters and the constant bank alone: its slice, the first member it sends to and where
+ * that message goes, the debug level. The on-stream kernels make the plan before their PDL
+ * wait, so these loads (cold in a block's first instructions) overlap the previous kernel's
+ * end instead of adding to the critical path. n elements of es bytes, sliced in units of g. */
+struct gshmemi_oneshot_plan {
+    size_t lo, hi;   /* my channel's slice of each member's message, in elements */
+    char *to1;       /* my message's place in member j1's scratch (parity 0) */
+    int j1, debug;
+};
+GSHMEMI_DEV gshmemi_oneshot_plan gshmemi_oneshot_plan_of(const gshmemi_team *t, size_t n, size_t g,
+                                                         size_t es, int c, int nch) {
+    gshmemi_oneshot_plan P;
+    gshmemi_slice(n, c, nch, g, &P.lo, &P.hi);
+    P.j1 = t->my_idx + 1 < t->size ? t->my_idx + 1 : 0;
+    P.to1 = gshmemi_ll_to(t, P.j1, P.lo * es);
+    P.debug = gshmemi_dstate.debug;
+    return P;
 }
 
 /* One-shot combine straight from the LL words: pair p of the slice (8 bytes: 8 / sizeof(T)
@@ -507,40 +538,45 @@ GSHMEMI_DEV void gshmemi_reduce_check(const gshmemi_team *t, int what, const T *
     size_t sbytes = (what == GSHMEMI_COLL_REDUCESCATTER ? (size_t)t->size : 1) * n * sizeof(T);
     gshmemi_coll_check(t, dest, n * sizeof(T), src, sbytes, call);
 }
-/* One-shot reduction (the caller checked gshmemi_oneshot; CHECK false: the host checked the
- * buffers and that every member is reachable, which measured 0.7 us of a one-shot kernel's
- * critical path, bench/probe_sync): LL messages to every member
+/* One-shot reduction (the caller checked gshmemi_oneshot): LL messages to every member
  * (scans: data only to higher members), my channel's slice of them, combined as the words
- * arrive. The body is inlined into the on-stream one-shot kernels (compact code, the team
- * entry read from parameter space) and called out of line by the device-side collectives. */
-template <class T, int OP, class S, bool CHECK = true>
-GSHMEMI_DEV void gshmemi_reduce_oneshot_body(const gshmemi_team *t, int team, int what, T *dest,
-                                             const T *src, size_t n, int c, int nch,
-                                             const char *call) {
-    const int m = t->size, me = t->my_idx;
-    if (CHECK) gshmemi_reduce_check(t, what, dest, src, n, call);
-    constexpr size_t G = 16 / sizeof(T);
-    size_t lo, hi;
-    gshmemi_slice(n, c, nch, G, &lo, &hi);
-    const size_t off = lo * sizeof(T), bn = (hi - lo) * sizeof(T);
+ * arrive. `run` is inlined into the on-stream one-shot kernels (compact code, the team entry
+ * read from parameter space, the plan made before the PDL wait, and no device-side entry
+ * checks: the host checked the buffers and that every member is reachable, which measured
+ * 0.7 us of a one-shot kernel's critical path, bench/probe_sync); `body` (checks, plan, run)
+ * is called out of line by the device-side collectives. */
+template <class T, int OP, class S>
+GSHMEMI_DEV void gshmemi_reduce_oneshot_run(const gshmemi_team *t, int team, int what, T *dest,
+                                            const T *src, size_t n, const gshmemi_oneshot_plan &P,
+                                            int c, int nch, const char *call) {
+    const int m = t->size, me = t->my_idx, j1 = P.j1;
+    const size_t lo = P.lo, off = lo * sizeof(T), bn = (P.hi - lo) * sizeof(T);
     const bool rs = what == GSHMEMI_COLL_REDUCESCATTER;
     const bool scan = what == GSHMEMI_COLL_INSCAN || what == GSHMEMI_COLL_EXSCAN;
     /* the first member's message: what it gets, and this thread's first pair of it */
-    const int j1 = me + 1 < m ? me + 1 : 0;
     const char *from1 = (const char *)((rs ? src + (size_t)j1 * n : src) + lo);
     const size_t bn1 = scan && j1 < me ? 0 : bn;
     const uint2 first = gshmemi_ll_first(from1, bn1, S::rank());
-    const uint32_t f = gshmemi_oneshot_begin<S>(t, team, c, nch, gshmemi_sig(100 + what, sizeof(T), OP, n, 0), call);
+    const uint32_t f = gshmemi_oneshot_begin<S>(t, team, c, nch, P.debug,
+                                                gshmemi_sig(100 + what, sizeof(T), OP, n, 0), call);
     for (int jj = 1; jj < m; jj++) {
         int j = me + jj < m ? me + jj : me + jj - m;   /* no integer division on the path */
         const T *from = (rs ? src + (size_t)j * n : src) + lo;
-        char *to = gshmemi_at(gshmemi_ll_area(t, f, me) + 2 * off, gshmemi_member_off(t, j));
+        char *to = (jj == 1 ? P.to1 : gshmemi_ll_to(t, j, off)) + gshmemi_ll_parity(t, f);
         gshmemi_ll_send<S>(to, (const char *)from, scan && j < me ? 0 : bn, f, jj == 1 ? &first : NULL);
     }
     const int upto = what == GSHMEMI_COLL_INSCAN ? me + 1 : what == GSHMEMI_COLL_EXSCAN ? me : m;
     gshmemi_ll_reduce<T, OP>(t, f, dest + lo, (rs ? src + (size_t)me * n : src) + lo, off, bn,
                              upto, S::rank(), S::size(), call);
     S::sync();
+}
+template <class T, int OP, class S>
+GSHMEMI_DEV void gshmemi_reduce_oneshot_body(const gshmemi_team *t, int team, int what, T *dest,
+                                             const T *src, size_t n, int c, int nch,
+                                             const char *call) {
+    gshmemi_reduce_check(t, what, dest, src, n, call);
+    const gshmemi_oneshot_plan P = gshmemi_oneshot_plan_of(t, n, 16 / sizeof(T), sizeof(T), c, nch);
+    gshmemi_reduce_oneshot_run<T, OP, S>(t, team, what, dest, src, n, P, c, nch, call);
 }
 template <class T, int OP, class S>
 GSHMEMI_COLL_FN void gshmemi_reduce_oneshot(const gshmemi_team *t, int team, int what, T *dest,
@@ -560,12 +596,11 @@ GSHMEMI_DEV void gshmemi_reduce_t(const gshmemi_team *t, int team, int what, T *
     gshmemi_reduce_check(t, what, dest, src, n, call);
     unsigned sig = gshmemi_sig(100 + what, sizeof(T), OP, n, 0);
     constexpr size_t G = 16 / sizeof(T);
-    uint64_t e = gshmemi_take<S>(t->epochs + c, 2);
-    gshmemi_arrive<S>(t, team, c, e, sig, call);
+    gshmemi_arrive<S>(t, team, c, sig, call);
     size_t lo, hi;
-    if (what == GSHMEMI_COLL_REDUCESCATTER) {
+    if (what == GSHMEMI_COLL_REDUCESCATTER || what == GSHMEMI_COLL_REDUCE_ALLREAD) {
         gshmemi_slice(n, c, nch, G, &lo, &hi);
-        gshmemi_in_peers<T> in{t, src + (size_t)me * n};
+        gshmemi_in_peers<T> in{t, what == GSHMEMI_COLL_REDUCESCATTER ? src + (size_t)me * n : src};
         gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, U>(t, in, dest, m, lo, hi, S::rank(), S::size());
     } else {
         size_t olo, ohi;  /* my owner range, then my channel's slice of it */
@@ -582,7 +617,7 @@ GSHMEMI_DEV void gshmemi_reduce_t(const gshmemi_team *t, int team, int what, T *
             gshmemi_combine<T, OP, GSHMEMI_OUT_ALL, U>(t, in, dest, m, lo, hi, S::rank(), S::size());
     }
     S::sync();
-    gshmemi_team_round<S>(t, c, e + 1, call);
+    gshmemi_team_round<S>(t, c, call);
 }
 
 /* ---- data movers -------------------------------------------------------------------------- */
@@ -609,34 +644,37 @@ static __host__ __device__ __forceinline__ bool gshmemi_move_oneshot_ok(const gs
     return what != GSHMEMI_MOVE_COLLECT && what != GSHMEMI_MOVE_ALLTOALLS && gshmemi_oneshot(t, nb, nch);
 }
 /* One-shot broadcast, fcollect, alltoall: LL messages (my channel's slice of them) to every
- * member, received straight into dest. Inlined into the on-stream one-shot kernel, called out
- * of line by the device-side collectives (as gshmemi_reduce_oneshot_body). */
-template <class S, bool CHECK = true>
-GSHMEMI_DEV void gshmemi_move_oneshot_body(const gshmemi_team *t, int team, int what, void *dest,
-                                           const void *src, size_t n, size_t es, int root,
-                                           int c, int nch, const char *call) {
-    const int m = t->size, me = t->my_idx;
-    const size_t nb = n * es;
+ * member, received straight into dest. `run` and `body` as for reductions. */
+template <class S>
+GSHMEMI_DEV void gshmemi_move_oneshot_run(const gshmemi_team *t, int team, int what, void *dest,
+                                          const void *src, size_t n, size_t es, int root,
+                                          const gshmemi_oneshot_plan &P, int c, int nch,
+                                          const char *call) {
+    const int m = t->size, me = t->my_idx, j1 = P.j1;
+    const size_t nb = n * es, lo = P.lo, bn = P.hi - lo;
     char *d = (char *)dest;
     const char *s = (const char *)src;
-    if (CHECK) gshmemi_move_check(t, what, dest, src, nb, root, call);
-    size_t lo, hi;
-    gshmemi_slice(nb, c, nch, 16, &lo, &hi);
-    const size_t bn = hi - lo;
     const bool bc = what == GSHMEMI_MOVE_BROADCAST, a2a = what == GSHMEMI_MOVE_ALLTOALL;
     const size_t sbn = bc && me != root ? 0 : bn;   /* what I send each member */
-    const int j1 = me + 1 < m ? me + 1 : 0;
     const uint2 first = gshmemi_ll_first((a2a ? s + (size_t)j1 * nb : s) + lo, sbn, S::rank());
-    const uint32_t f = gshmemi_oneshot_begin<S>(t, team, c, nch,
+    const uint32_t f = gshmemi_oneshot_begin<S>(t, team, c, nch, P.debug,
                                                 gshmemi_move_sig(what, n, es, root, 1, 1), call);
     for (int jj = 1; jj < m; jj++) {
         int j = me + jj < m ? me + jj : me + jj - m;
         const char *from = (a2a ? s + (size_t)j * nb : s) + lo;
-        char *to = gshmemi_at(gshmemi_ll_area(t, f, me) + 2 * lo, gshmemi_member_off(t, j));
+        char *to = (jj == 1 ? P.to1 : gshmemi_ll_to(t, j, lo)) + gshmemi_ll_parity(t, f);
         gshmemi_ll_send<S>(to, from, sbn, f, jj == 1 ? &first : NULL);
     }
     gshmemi_ll_gather(t, f, what, d, s, nb, lo, bn, root, S::rank(), S::size(), call);
     S::sync();
+}
+template <class S>
+GSHMEMI_DEV void gshmemi_move_oneshot_body(const gshmemi_team *t, int team, int what, void *dest,
+                                           const void *src, size_t n, size_t es, int root,
+                                           int c, int nch, const char *call) {
+    gshmemi_move_check(t, what, dest, src, n * es, root, call);
+    const gshmemi_oneshot_plan P = gshmemi_oneshot_plan_of(t, n * es, 16, 1, c, nch);
+    gshmemi_move_oneshot_run<S>(t, team, what, dest, src, n, es, root, P, c, nch, call);
 }
 template <class S>
 GSHMEMI_COLL_FN void gshmemi_move_oneshot(const gshmemi_team *t, int team, int what, void *dest,
@@ -659,11 +697,10 @@ GSHMEMI_DEV void gshmemi_move_t(const gshmemi_team *t, int team, int what, void 
     const char *s = (const char *)src;
     gshmemi_move_check(t, what, dest, src, nb, root, call);
     unsigned sig = gshmemi_move_sig(what, n, es, root, dst, sst);
-    uint64_t e = gshmemi_take<S>(t->epochs + c, 2);
     if (what == GSHMEMI_MOVE_COLLECT && S::rank() == 0)  /* my count, before my arrival flag */
         for (int j = 0; j < m; j++)
             gshmemi_st_relaxed(gshmemi_peer(t->vals + me, gshmemi_team_pe(t, j), 8, call), (uint64_t)n);
-    gshmemi_arrive<S>(t, team, c, e, sig, call);
+    gshmemi_arrive<S>(t, team, c, sig, call);
     size_t lo, hi;
     if (what == GSHMEMI_MOVE_ALLTOALLS) {
         gshmemi_slice(n, c, nch, 1, &lo, &hi);
@@ -694,7 +731,7 @@ GSHMEMI_DEV void gshmemi_move_t(const gshmemi_team *t, int team, int what, void 
         }
     }
     S::sync();
-    gshmemi_team_round<S>(t, c, e + 1, call);
+    gshmemi_team_round<S>(t, c, call);
 }
 
 /* Entry points by team handle (the on-stream kernels pass the host's copy of the entry

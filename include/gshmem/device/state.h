@@ -13,7 +13,7 @@
 
 /* Channels: a collective run by several blocks (the on-stream kernels for large messages)
  * gives each block its own flags and epoch counter, so blocks never wait for each other. */
-#define GSHMEMI_MAX_CHANNELS 64
+#define GSHMEMI_MAX_CHANNELS 128
 /* One-shot collectives run on up to this many channels (slices of one message); every
  * one-shot call advances seqs[0 .. ONESHOT_CHANNELS) together, so each block reads the
  * team's one-shot count from its own counter. */

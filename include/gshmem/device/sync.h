@@ -262,36 +262,57 @@ GSHMEMI_DEV void gshmemi_dev_pe_quiet(const int *target_pes, size_t npes) {
     gshmemi_fence_acq_rel_sys();
 }
 
-/* ---- barrier_all ----------------------------------------------------------------------- */
-/* Slot [j] of a PE's flag array counts the barriers PE j has arrived at. Arriving adds 1 to
- * slot [me] of every other PE (red.add after the fence: a release of the group's earlier
- * puts), then waits until every other slot of its own array has reached this PE's own count
- * (acquire). The flag updates need no epoch, so the one load of the count (local memory)
- * happens after them, behind their NVLink flight, instead of before the fence (a
- * fence.acq_rel.sys alone costs 0.59 us on H200: bench/probe_sync). Its own slot is never
- * used. Group threads split the PEs. */
-template <class S> GSHMEMI_DEV void gshmemi_barrier_all_t(const char *call) {
-    const gshmemi_device_state *s = gshmemi_st(call);
-    const unsigned rank = S::rank(), size = S::size();
-    const int npes = s->npes, me = s->mype;
-    S::sync();   /* the group's stores precede the fence (a block barrier is cumulative) */
-    if ((int)rank < npes) {
+/* ---- barrier_all and team rounds: arrival counts ---------------------------------------- */
+/* One arrival round among m members (this one is `me`), by counts: cell j of a member's
+ * row counts the rounds member j has arrived at. Arriving adds 1 to my cell in every other
+ * member's row (red.add after one fence: a release of everything the group did before),
+ * then waits until every other cell of my own row has reached my own count (acquire). The
+ * count (`*count`, local memory, read and advanced by the group's leader) is loaded after
+ * the adds, behind their NVLink flight: a load before the fence would make the fence wait
+ * for it (a fence.acq_rel.sys alone costs 0.59 us on H200, bench/probe_sync). So is every
+ * address computation a first add needs (constant-bank loads and the slot arithmetic):
+ * done before the fence, not between it and the add. My own cell is never used. Counts
+ * only grow, so cells never need a reset, and a member that runs ahead never confuses a
+ * slower one (waits are >=). Group threads split the members; the caller gathered the
+ * group first (S::sync), so the group's stores precede the fence. `cell(j)` is my cell in
+ * member j's row, as this GPU reaches it. */
+template <class S, class Cell>
+GSHMEMI_DEV void gshmemi_count_round(int m, int me, uint64_t *count, const uint64_t *row,
+                                     const Cell &cell, const char *call) {
+    const int rank = (int)S::rank(), size = (int)S::size();
+    if (rank < m) {   /* (a lone PE still fences: barrier_all is also a quiet) */
+        const int j0 = rank == me ? rank + size : rank;
+        uint64_t *first = j0 < m ? cell(j0) : (uint64_t *)0;
         gshmemi_fence_acq_rel_sys();
-        for (int pe = (int)rank; pe < npes; pe += (int)size)
-            if (pe != me)
-                asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;"
-                             ::"l"(gshmemi_peer(s->sync_flags + me, pe, sizeof(uint64_t), call))
-                             : "memory");
+        if (first) asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;" ::"l"(first) : "memory");
+        for (int j = j0 + size; j < m; j += size)
+            if (j != me) asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;" ::"l"(cell(j)) : "memory");
     }
     uint64_t e = 0;
     if (rank == 0) {
-        e = *(volatile uint64_t *)s->sync_epoch + 1;
-        *(volatile uint64_t *)s->sync_epoch = e;
+        e = *(volatile uint64_t *)count + 1;
+        *(volatile uint64_t *)count = e;
     }
     e = S::bcast0(e);
-    for (int pe = (int)rank; pe < npes; pe += (int)size)
-        if (pe != me) gshmemi_wait((const uint64_t *)(s->sync_flags + pe), GSHMEM_CMP_GE, e, call);
+    for (int j = rank; j < m; j += size)
+        if (j != me) gshmemi_wait(row + j, GSHMEM_CMP_GE, e, call);
     S::sync();
+}
+
+/* barrier_all: a count round over every PE on the sync flags (slot j of a PE's sync_flags
+ * counts PE j's barriers; sync_epoch is this PE's own count). */
+struct gshmemi_world_cell {
+    const gshmemi_device_state *s;
+    const char *call;
+    __device__ __forceinline__ uint64_t *operator()(int pe) const {
+        return gshmemi_peer(s->sync_flags + s->mype, pe, sizeof(uint64_t), call);
+    }
+};
+template <class S> GSHMEMI_DEV void gshmemi_barrier_all_t(const char *call) {
+    const gshmemi_device_state *s = gshmemi_st(call);
+    S::sync();   /* the group's stores precede the fence (a block barrier is cumulative) */
+    gshmemi_count_round<S>(s->npes, s->mype, s->sync_epoch, s->sync_flags,
+                           gshmemi_world_cell{s, call}, call);
 }
 
 GSHMEMI_DEV void gshmemi_dev_barrier_all(void) {

@@ -1,9 +1,10 @@
 /* Teams on the device: lookup, my_pe/n_pes/translate, and the flag rounds every collective
- * is built from. A round on channel c: each member stores a new epoch into its own cell of
- * every member's flag row c (one fence first, so the stores release what the group wrote
- * before), then waits until every cell of its own row has reached the epoch (acquire).
- * Epochs only grow (one counter per team, channel and PE), so flags never need a reset and
- * a member that runs ahead never confuses a slower one: cells are compared with >=. */
+ * is built from. A round on channel c: each member adds 1 to its own cell of every other
+ * member's flag row c (one fence first, so the adds release what the group wrote before),
+ * then waits until every other cell of its own row has reached its own count of rounds on c
+ * (acquire): gshmemi_count_round in sync.h. Counts only grow (one counter per team, channel
+ * and PE), so flags never need a reset and a member that runs ahead never confuses a slower
+ * one: cells are compared with >=. */
 #ifndef GSHMEM_DEVICE_TEAM_H
 #define GSHMEM_DEVICE_TEAM_H
 
@@ -84,73 +85,36 @@ GSHMEMI_DEV void gshmemi_pdl_enter(void) {
 }
 
 /* ---- group plumbing ---------------------------------------------------------------------- */
-/* Hands out `k` consecutive epochs of channel c to the whole group (returns the first).
- * Every thread reads the counter between two group barriers; the leader then advances it. */
-template <class S>
-GSHMEMI_DEV uint64_t gshmemi_take(uint64_t *counter, uint64_t k) {
-    S::sync();
-    uint64_t e = *(volatile uint64_t *)counter;
-    S::sync();
-    if (S::rank() == 0) *(volatile uint64_t *)counter = e + k;
-    return e + 1;
-}
-
 /* The flag cell member `me` owns in member j's row c, as this GPU reaches it. */
 GSHMEMI_DEV uint64_t *gshmemi_team_cell(const gshmemi_team *t, int c, int j, int me,
                                         const char *call) {
     return gshmemi_peer(t->flags + (size_t)c * t->size + me, gshmemi_team_pe(t, j),
                         sizeof(uint64_t), call);
 }
+struct gshmemi_team_cells {
+    const gshmemi_team *t;
+    int c;
+    const char *call;
+    __device__ __forceinline__ uint64_t *operator()(int j) const {
+        return gshmemi_team_cell(t, c, j, t->my_idx, call);
+    }
+};
 
-/* Announce epoch e on channel c to every member (threads split the members). The fence
- * makes each flag store a release of everything the group did before its last barrier. */
-GSHMEMI_DEV void gshmemi_team_signal(const gshmemi_team *t, int c, uint64_t e, unsigned rank,
-                                     unsigned size, const char *call) {
-    if ((int)rank >= t->size) return;
-    gshmemi_fence_acq_rel_sys();
-    for (int j = (int)rank; j < t->size; j += (int)size)
-        gshmemi_st_relaxed(gshmemi_team_cell(t, c, j, t->my_idx, call), e);
-}
-/* Wait until every member announced epoch e on channel c (acquire). */
-GSHMEMI_DEV void gshmemi_team_wait(const gshmemi_team *t, int c, uint64_t e, unsigned rank,
-                                   unsigned size, const char *call) {
-    const uint64_t *row = t->flags + (size_t)c * t->size;
-    for (int j = (int)rank; j < t->size; j += (int)size)
-        gshmemi_wait(row + j, GSHMEM_CMP_GE, e, call);
-}
-/* Wait for member j only. */
-GSHMEMI_DEV void gshmemi_team_wait_one(const gshmemi_team *t, int c, int j, uint64_t e,
-                                       const char *call) {
-    gshmemi_wait(t->flags + (size_t)c * t->size + j, GSHMEM_CMP_GE, e, call);
-}
-
-/* One full round: announce, then wait for all; the group is gathered afterwards. */
+/* One round on channel c of the team: a count round (sync.h) over the members, on row c of
+ * the team's flags with this PE's count epochs[c]. Every member makes the same rounds on
+ * the same channels (the channel count depends only on arguments all members pass alike),
+ * so cell j of row c counts member j's rounds on channel c. The caller gathered the group. */
 template <class S>
-GSHMEMI_DEV void gshmemi_team_round(const gshmemi_team *t, int c, uint64_t e, const char *call) {
-    gshmemi_team_signal(t, c, e, S::rank(), S::size(), call);
-    gshmemi_team_wait(t, c, e, S::rank(), S::size(), call);
-    S::sync();
+GSHMEMI_DEV void gshmemi_team_round(const gshmemi_team *t, int c, const char *call) {
+    gshmemi_count_round<S>(t->size, t->my_idx, t->epochs + c, t->flags + (size_t)c * t->size,
+                           gshmemi_team_cells{t, c, call}, call);
 }
 
 /* team_sync / barrier: one round on channel 0. For load/store peers quiet is the fence the
- * round already issues, so barrier and sync are the same work. As in barrier_all, the epoch
- * is loaded before the fence (its latency hides behind the fence's), and a member neither
- * announces to nor waits for itself (every round that waits for its own cell writes it
- * first, and waits are >=). */
+ * round already issues, so barrier and sync are the same work. */
 template <class S> GSHMEMI_DEV void gshmemi_team_sync_t(const gshmemi_team *t, const char *call) {
-    const unsigned rank = S::rank(), size = S::size();
-    const int m = t->size, me = t->my_idx;
     S::sync();   /* the group's stores precede the fence */
-    uint64_t e = 0;
-    if (rank == 0) e = *(volatile uint64_t *)t->epochs + 1;
-    if ((int)rank < m) gshmemi_fence_acq_rel_sys();
-    e = S::bcast0(e);
-    if (rank == 0) *(volatile uint64_t *)t->epochs = e;
-    for (int j = (int)rank; j < m; j += (int)size)
-        if (j != me) gshmemi_st_relaxed(gshmemi_team_cell(t, 0, j, me, call), e);
-    for (int j = (int)rank; j < m; j += (int)size)
-        if (j != me) gshmemi_team_wait_one(t, 0, j, e, call);
-    S::sync();
+    gshmemi_team_round<S>(t, 0, call);
 }
 template <class S> GSHMEMI_DEV void gshmemi_team_sync(int team, const char *call) {
     gshmemi_team_sync_t<S>(gshmemi_team_member(team, call), call);
