@@ -12,7 +12,7 @@ bytes() { numfmt --from=iec "$1"; }
 for setting in "$@"; do
   out=$(env $setting timeout 60 "$B/tools/gshmrun" -n "$NP" -t 55 "$B/bench/collectives" --no-nccl \
         --family "$FAM" --min "$(bytes "$MIN")" --max "$(bytes "$MAX")" 2>&1)
-  rows=$(printf '%s\n' "$out" | awk '/^ *[0-9]+(B|KiB|MiB) /{print $1, $2}')
+  rows=$(printf '%s\n' "$out" | sed 's/^\[PE [0-9]*\] *//' | awk '/^ *[0-9]+(B|KiB|MiB) /{print $1, $2}')
   if [ -z "$rows" ]; then echo "${setting:-defaults}: FAILED"; printf '%s\n' "$out" | tail -3; continue; fi
   printf '%s\n' "$rows" | while read -r size us; do printf '%-60s %10s %9s us\n' "${setting:-defaults}" "$size" "$us"; done
 done
