@@ -21,8 +21,8 @@ __global__ void pingpong(long *flag, long start, int iters, int peer) {
     }
 }
 
-__global__ void g_chase(const long *next, int iters, int peer, long *out) {
-    long idx = 0;
+__global__ void g_chase(const long *next, long start, int iters, int peer, long *out) {
+    long idx = start;
     for (int i = 0; i < iters; i++) idx = bench_long_g(next + idx, peer);
     *out = idx;
 }
@@ -77,11 +77,14 @@ __global__ void fadd_chase(long *word, int iters, int peer, long *out) {
     *out = r;
 }
 
-__global__ void barrier_loop(int iters, int block_scope) {
-    for (int i = 0; i < iters; i++) {
-        if (block_scope) bench_barrier_all_block();
-        else if (threadIdx.x == 0) bench_barrier_all();
-    }
+/* One kernel per scope, as a user's kernel would be: the thread scope used to run in a
+ * 32-thread kernel that also held the block scope's code, and read 0.1-0.15 us more than
+ * bench/probe_sync's one-thread loop of the same call in the same runs (session 6) */
+__global__ void barrier_loop_thread(int iters) {
+    for (int i = 0; i < iters; i++) bench_barrier_all();
+}
+__global__ void barrier_loop_block(int iters) {
+    for (int i = 0; i < iters; i++) bench_barrier_all_block();
 }
 
 int main(int argc, char **argv) {
@@ -120,28 +123,35 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    const int chase_n = 1 << 16;
+    /* The chase visits one 8-byte entry per 128-byte line of a 64 MiB array (more than the
+     * 50 MiB L2), each step a line it has not visited before, and every trial goes on where
+     * the last one stopped: no step can be served from a cache, whatever kind of load the
+     * library's g issues (a chase over a small array, revisited by every trial, let cached
+     * loads read faster than the remote round trip). */
+    const long lines = (64L << 20) / 128, per_line = 128 / sizeof(long), chase_n = lines * per_line;
     long *next = (long *)bench_malloc(chase_n * sizeof(long));
-    std::vector<long> h(chase_n);
-    for (int i = 0; i < chase_n; i++) h[i] = (i * 7919L + 1) % chase_n;
+    std::vector<long> h(chase_n, 0);
+    for (long l = 0; l < lines; l++) h[l * per_line] = (l * 7919L + 1) % lines * per_line;
     CK(cudaMemcpy(next, h.data(), chase_n * sizeof(long), cudaMemcpyHostToDevice));
     long *out;
     CK(cudaMalloc(&out, sizeof(long)));
     bench_barrier_all();
     t.clear();
     if (me == 0) {
+        const int steps = 5000;
+        long at = 0;
         for (int trial = 0; trial < 6; trial++) {
             CK(cudaEventRecord(e0));
-            g_chase<<<1, 1>>>(next, 5000, peer, out);
+            g_chase<<<1, 1>>>(next, at, steps, peer, out);
             CK(cudaEventRecord(e1));
             float ms = elapsed_ms(e0, e1);
-            if (trial) t.push_back(ms * 1000.f / 5000);
+            if (trial) t.push_back(ms * 1000.f / steps);
+            long got, want = at;
+            CK(cudaMemcpy(&got, out, sizeof got, cudaMemcpyDeviceToHost));
+            for (int i = 0; i < steps; i++) want = h[want];
+            if (got != want) { fprintf(stderr, "latency: g chase ended at %ld, expected %ld\n", got, want); return 1; }
+            at = got;
         }
-        long got;
-        CK(cudaMemcpy(&got, out, sizeof got, cudaMemcpyDeviceToHost));
-        long want = 0;
-        for (int i = 0; i < 5000; i++) want = h[want];
-        if (got != want) { fprintf(stderr, "latency: g chase ended at %ld, expected %ld\n", got, want); return 1; }
     }
     float g_us = median(t);
 
@@ -246,7 +256,8 @@ int main(int argc, char **argv) {
         for (int trial = 0; trial < 6; trial++) {
             bench_barrier_all();
             CK(cudaEventRecord(e0));
-            barrier_loop<<<1, scope ? 256 : 32>>>(2000, scope);
+            if (scope) barrier_loop_block<<<1, 256>>>(2000);
+            else barrier_loop_thread<<<1, 1>>>(2000);
             CK(cudaEventRecord(e1));
             CK(cudaGetLastError());
             float ms = elapsed_ms(e0, e1);

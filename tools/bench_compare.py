@@ -13,7 +13,10 @@ npes). Reads what is there of:
 Ratios are gshmem / incumbent: < 1 is better for times (us), > 1 for rates (GB/s, Mops/s).
 usage: bench_compare.py OUTDIR
        bench_compare.py --plots OUTDIR [SUMMARY]   PNG charts (matplotlib) from OUTDIR/summary.json
-                         (or SUMMARY: a summary.json/.csv), written to OUTDIR; needs no logs"""
+                         (or SUMMARY: a summary.json/.csv), written to OUTDIR; needs no logs
+       bench_compare.py --markdown SUMMARY [PREV]  the run's collectives and bandwidth tables in
+                         Markdown (docs/performance.md); PREV: an earlier run's summary, whose
+                         gshmem times fill a last column"""
 import csv
 import glob
 import json
@@ -337,8 +340,54 @@ def main(d):
     print(f"\n{len(recs)} metrics in {os.path.join(d, 'summary.csv')} and summary.json")
 
 
+def markdown(src, prev=None):
+    """Markdown tables of one run (a summary.json/.csv): every collective family, us per call
+    of gshmem, NCCL and NVSHMEM with gshmem's ratios (and gshmem in an earlier run's summary,
+    prev, in the last column), and the block-scope bandwidth table."""
+    recs = load_summary(src)
+    old = load_summary(prev) if prev else []
+    def val(lib, fam, metric, size, rs=None):
+        for r in (recs if rs is None else rs):
+            if r["lib"] == lib and r["family"] == fam and r["metric"] == metric and r["size"] == size:
+                return r["value"]
+        return None
+    f2 = lambda v: "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.2f}"
+    for fam in COLL_FAMILIES:
+        rows = [r for r in recs if r["family"] == fam and r["metric"] == "us per call"]
+        if not rows:
+            continue
+        npes = max(r["npes"] or 0 for r in rows)
+        libs = [l for l in ("gshmem", "nccl", "nvshmem") if any(r["lib"] == l for r in rows)]
+        print(f"\n**{COLL_TITLES.get(fam, fam)}**, µs per call, {npes} PEs\n")
+        print("| size | " + " | ".join(libs) + "".join(f" | gshmem/{l}" for l in libs[1:]) +
+              (" | gshmem before" if old else "") + " |")
+        print("|---:" * (len(libs) * 2 + (1 if old else 0)) + "|")
+        for size in sorted({r["size"] for r in rows}):
+            v = {l: val(l, fam, "us per call", size) for l in libs}
+            ratios = [f"{v['gshmem'] / v[l]:.2f}" if v["gshmem"] and v[l] else "—" for l in libs[1:]]
+            name = "-" if fam in DATALESS else fmt_size(size)
+            before = f" | {f2(val('gshmem', fam, 'us per call', size, old))}" if old else ""
+            print(f"| {name} | " + " | ".join(f2(v[l]) for l in libs) +
+                  "".join(f" | {x}" for x in ratios) + before + " |")
+    cols = [c for c in ("put1", "put8", "put132", "get1", "get8", "get132")
+            if any(r["family"] == "bandwidth" and r["metric"] == c for r in recs)]
+    if cols:
+        print("\n**Bandwidth, block scope**, GB/s (NVSHMEM in parentheses)\n")
+        print("| size | " + " | ".join(cols) + " |")
+        print("|---:" * (len(cols) + 1) + "|")
+        for size in sorted({r["size"] for r in recs if r["family"] == "bandwidth"}):
+            cells = []
+            for c in cols:
+                g, n = val("gshmem", "bandwidth", c, size), val("nvshmem", "bandwidth", c, size)
+                f1 = lambda x: "—" if x is None else f"{x:.1f}"
+                cells.append(f"{f1(g)} ({f1(n)})")
+            print(f"| {fmt_size(size)} | " + " | ".join(cells) + " |")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--plots":
+    if len(sys.argv) > 2 and sys.argv[1] == "--markdown":
+        markdown(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
+    elif len(sys.argv) > 1 and sys.argv[1] == "--plots":
         plots(sys.argv[2] if len(sys.argv) > 2 else ".", sys.argv[3] if len(sys.argv) > 3 else None)
     else:
         main(sys.argv[1] if len(sys.argv) > 1 else ".")

@@ -85,13 +85,14 @@ __global__ void __launch_bounds__(512) gshmemi_reduce_kernel(gshmemi_team t, int
 }
 
 // Threads of a one-shot kernel: one per LL pair (8 bytes) of a channel's slice, in whole
-// warps, up to `threads`: an 8-byte call runs one warp, whose block barriers are nearly free.
-static int oneshot_threads(size_t nb, int nch, int threads) {
+// warps, up to the kernels' 512 (GSHMEM_COLL_THREADS sizes the two-round kernels): an 8-byte
+// call runs one warp, whose block barriers are nearly free.
+static int oneshot_threads(size_t nb, int nch) {
     size_t per = (nb + (size_t)nch - 1) / (size_t)nch;
     size_t pairs = (per + 15) / 16 * 2;
     size_t want = (pairs + 31) / 32 * 32;
     if (want < 32) want = 32;
-    return want < (size_t)threads ? (int)want : threads;
+    return want < 512 ? (int)want : 512;
 }
 
 extern "C" int gshmemi_launch_team_sync(void *stream, const void *team_entry) {
@@ -103,7 +104,7 @@ extern "C" int gshmemi_launch_move(void *stream, const void *team_entry, int wha
                                    ptrdiff_t dst, ptrdiff_t sst, int nch, int threads) {
     const gshmemi_team *t = (const gshmemi_team *)team_entry;
     if (gshmemi_move_oneshot_ok(t, what, n * es, nch))
-        return launch_k(gshmemi_move_oneshot_kernel, nch, oneshot_threads(n * es, nch, threads),
+        return launch_k(gshmemi_move_oneshot_kernel, nch, oneshot_threads(n * es, nch),
                         stream, *t, what, team, dest,
                         src, n, es, root);
     return launch_k(gshmemi_move_kernel, nch, threads, stream, *t, what, team, dest, src, n, es,
@@ -116,7 +117,7 @@ static int launch(void *stream, const void *te, int what, int team, void *dest, 
     const gshmemi_team *t = (const gshmemi_team *)te;
     if (gshmemi_oneshot(t, n * sizeof(T), nch))
         return launch_k(gshmemi_reduce_oneshot_kernel<T, OP>, nch,
-                        oneshot_threads(n * sizeof(T), nch, threads), stream, *t, what, team,
+                        oneshot_threads(n * sizeof(T), nch), stream, *t, what, team,
                         (T *)dest, (const T *)src, n);
     return launch_k(gshmemi_reduce_kernel<T, OP>, nch, threads, stream, *t, what, team, (T *)dest,
                     (const T *)src, n);

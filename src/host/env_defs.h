@@ -43,5 +43,5 @@ GSHMEMI_ENV_FIELD(COLL_ALLREAD_MIN, SIZE, uint64_t, 0,
                   "tuning: host/on-stream reductions on 2-member teams from this many bytes (not in "
                   "place, past the one-shot path) have each member read both sources whole instead "
                   "of owner-computes (0 = never)")
-GSHMEMI_ENV_FIELD(COLL_THREADS, INT, int, 512,
-                  "tuning: threads per block of the collective kernels (32..512, a multiple of 32)")
+GSHMEMI_ENV_FIELD(COLL_THREADS, INT, int, 256,
+                  "tuning: threads per block of the two-round collective kernels (32..512, a multiple of 32)")

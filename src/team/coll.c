@@ -18,7 +18,7 @@
 
 static int threads_per_block(void) {
     int t = gshmemi_cfg.COLL_THREADS;
-    return t >= 32 && t <= 512 && t % 32 == 0 ? t : 512;  /* kernels: __launch_bounds__(512) */
+    return t >= 32 && t <= 512 && t % 32 == 0 ? t : 256;  /* kernels: __launch_bounds__(512) */
 }
 #define COLLECT_CHANNELS 8   /* collect: counts differ per PE, so a fixed count */
 
