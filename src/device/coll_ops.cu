@@ -60,6 +60,16 @@ __global__ void __launch_bounds__(512) gshmemi_move_oneshot_kernel(gshmemi_team 
                                                   (int)blockIdx.x, (int)gridDim.x,
                                                   gshmemi_move_name(what));
 }
+// The one-pair form (reduce only): one thread per LL pair of the block's slice.
+template <class T, int OP>
+__global__ void __launch_bounds__(512) gshmemi_reduce_oneshot1_kernel(gshmemi_team t, int team,
+                                                                      T *dest, const T *src, size_t n) {
+    const gshmemi_oneshot_plan P = gshmemi_oneshot_plan_of(&t, n, 16 / sizeof(T), sizeof(T),
+                                                           (int)blockIdx.x, (int)gridDim.x);
+    gshmemi_pdl_enter();
+    gshmemi_reduce_oneshot_one<T, OP, gshmemi_scope_block>(&t, team, dest, src, n, P, (int)blockIdx.x,
+                                                           (int)gridDim.x, gshmemi_reduce_name(GSHMEMI_COLL_REDUCE));
+}
 template <class T, int OP>
 __global__ void __launch_bounds__(512) gshmemi_reduce_oneshot_kernel(gshmemi_team t, int what, int team,
                                                                      T *dest, const T *src, size_t n) {
@@ -84,14 +94,18 @@ __global__ void __launch_bounds__(512) gshmemi_reduce_kernel(gshmemi_team t, int
                                                     gshmemi_reduce_name(what));
 }
 
-// Threads of a one-shot kernel: one per LL pair (8 bytes) of a channel's slice, in whole
-// warps, up to the kernels' 512 (GSHMEM_COLL_THREADS sizes the two-round kernels): an 8-byte
-// call runs one warp, whose block barriers are nearly free.
-static int oneshot_threads(size_t nb, int nch) {
-    size_t per = (nb + (size_t)nch - 1) / (size_t)nch;
-    size_t pairs = (per + 15) / 16 * 2;
+// LL pairs (8 bytes each) in the largest channel slice of a one-shot call: n units of es bytes
+// sliced as the device slices them (gshmemi_oneshot_plan_of: multiples of 16 bytes).
+static size_t oneshot_pairs(size_t n, size_t es, int nch) {
+    size_t g = 16 / es, per = nch == 1 ? n : ((n + (size_t)nch - 1) / (size_t)nch + g - 1) / g * g;
+    size_t bytes = per * es;
+    return bytes ? (bytes + 7) / 8 : 1;
+}
+// Threads of a one-shot kernel: one per LL pair of a channel's slice, in whole warps, up to the
+// kernels' 512 (GSHMEM_COLL_THREADS sizes the two-round kernels): an 8-byte call runs one
+// warp, whose block barriers are nearly free.
+static int oneshot_threads(size_t pairs) {
     size_t want = (pairs + 31) / 32 * 32;
-    if (want < 32) want = 32;
     return want < 512 ? (int)want : 512;
 }
 
@@ -104,7 +118,7 @@ extern "C" int gshmemi_launch_move(void *stream, const void *team_entry, int wha
                                    ptrdiff_t dst, ptrdiff_t sst, int nch, int threads) {
     const gshmemi_team *t = (const gshmemi_team *)team_entry;
     if (gshmemi_move_oneshot_ok(t, what, n * es, nch))
-        return launch_k(gshmemi_move_oneshot_kernel, nch, oneshot_threads(n * es, nch),
+        return launch_k(gshmemi_move_oneshot_kernel, nch, oneshot_threads(oneshot_pairs(n * es, 1, nch)),
                         stream, *t, what, team, dest,
                         src, n, es, root);
     return launch_k(gshmemi_move_kernel, nch, threads, stream, *t, what, team, dest, src, n, es,
@@ -115,10 +129,14 @@ template <class T, int OP>
 static int launch(void *stream, const void *te, int what, int team, void *dest, const void *src,
                   size_t n, int nch, int threads) {
     const gshmemi_team *t = (const gshmemi_team *)te;
-    if (gshmemi_oneshot(t, n * sizeof(T), nch))
-        return launch_k(gshmemi_reduce_oneshot_kernel<T, OP>, nch,
-                        oneshot_threads(n * sizeof(T), nch), stream, *t, what, team,
-                        (T *)dest, (const T *)src, n);
+    if (gshmemi_oneshot(t, n * sizeof(T), nch)) {
+        size_t pairs = oneshot_pairs(n, sizeof(T), nch);
+        if (what == GSHMEMI_COLL_REDUCE && pairs <= 512)
+            return launch_k(gshmemi_reduce_oneshot1_kernel<T, OP>, nch, oneshot_threads(pairs), stream,
+                            *t, team, (T *)dest, (const T *)src, n);
+        return launch_k(gshmemi_reduce_oneshot_kernel<T, OP>, nch, oneshot_threads(pairs), stream, *t,
+                        what, team, (T *)dest, (const T *)src, n);
+    }
     return launch_k(gshmemi_reduce_kernel<T, OP>, nch, threads, stream, *t, what, team, (T *)dest,
                     (const T *)src, n);
 }

@@ -38,10 +38,14 @@ GSHMEMI_ENV_FIELD(COLL_ONESHOT_CHUNK, SIZE, uint64_t, 4ull << 10,
 GSHMEMI_ENV_FIELD(COLL_CHANNEL_BYTES, SIZE, uint64_t, 64ull << 10,
                   "tuning: large collectives run one block (channel) per this many bytes of traffic")
 GSHMEMI_ENV_FIELD(COLL_MAX_CHANNELS, INT, int, 128,
-                  "tuning: most blocks (channels) a collective kernel runs (1..128)")
+                  "tuning: most blocks (channels) a two-round reduction kernel runs (1..128)")
+GSHMEMI_ENV_FIELD(COLL_MOVE_CHANNELS, INT, int, 32,
+                  "tuning: most blocks (channels) a two-round broadcast/fcollect/alltoall(s) kernel runs (1..128)")
 GSHMEMI_ENV_FIELD(COLL_ALLREAD_MIN, SIZE, uint64_t, 0,
                   "tuning: host/on-stream reductions on 2-member teams from this many bytes (not in "
                   "place, past the one-shot path) have each member read both sources whole instead "
                   "of owner-computes (0 = never)")
 GSHMEMI_ENV_FIELD(COLL_THREADS, INT, int, 256,
-                  "tuning: threads per block of the two-round collective kernels (32..512, a multiple of 32)")
+                  "tuning: threads per block of the two-round reduction kernels (32..512, a multiple of 32)")
+GSHMEMI_ENV_FIELD(COLL_MOVE_THREADS, INT, int, 512,
+                  "tuning: threads per block of the two-round broadcast/fcollect/alltoall(s) kernels (32..512, a multiple of 32)")

@@ -12,27 +12,31 @@
 
 /* Messages up to half the team's scratch size take the one-shot path, one block per
  * COLL_ONESHOT_CHUNK bytes of the message (up to GSHMEMI_ONESHOT_CHANNELS); larger ones get
- * one block per CHANNEL_BYTES of traffic, up to GSHMEMI_MAX_CHANNELS. */
+ * one block per CHANNEL_BYTES of traffic, up to the family's cap. */
 #define CHANNEL_BYTES ((size_t)gshmemi_cfg.COLL_CHANNEL_BYTES)
-#define THREADS threads_per_block()
 
-static int threads_per_block(void) {
-    int t = gshmemi_cfg.COLL_THREADS;
-    return t >= 32 && t <= 512 && t % 32 == 0 ? t : 256;  /* kernels: __launch_bounds__(512) */
-}
+/* Threads per block of the two-round kernels (their __launch_bounds__ is 512) and the most
+ * channels they run, per family: reductions read their peers' data (NVLink loads, latency
+ * bound: many blocks of fewer threads did best), moves only write (pure stores did best from
+ * fewer SMs: a put from 8 blocks beat one from 132 at every size from 1 MiB up). */
+static int threads_of(int t, int dflt) { return t >= 32 && t <= 512 && t % 32 == 0 ? t : dflt; }
+static int most_of(int n) { return n >= 1 && n <= GSHMEMI_MAX_CHANNELS ? n : GSHMEMI_MAX_CHANNELS; }
+#define REDUCE_THREADS threads_of(gshmemi_cfg.COLL_THREADS, 256)
+#define MOVE_THREADS threads_of(gshmemi_cfg.COLL_MOVE_THREADS, 512)
+#define REDUCE_CHANNELS most_of(gshmemi_cfg.COLL_MAX_CHANNELS)
+#define MOVE_CHANNELS most_of(gshmemi_cfg.COLL_MOVE_CHANNELS)
 #define COLLECT_CHANNELS 8   /* collect: counts differ per PE, so a fixed count */
 
-/* per_sender: bytes of one member's message (units of g: how the device slices it). */
+/* per_sender: bytes of one member's message (units of g: how the device slices it); most: the
+ * family's channel cap for the two-round path. */
 static int channels(const gshmemi_team *t, size_t per_sender, size_t units, size_t g,
-                    size_t total, bool oneshot_ok) {
+                    size_t total, bool oneshot_ok, int most) {
     if (oneshot_ok && t->scratch && per_sender <= t->scratch_bytes / 2)
         return gshmemi_geom_oneshot_channels(per_sender, units, g, gshmemi_cfg.COLL_ONESHOT_CHUNK,
                                              GSHMEMI_ONESHOT_CHANNELS);
     size_t n = total / CHANNEL_BYTES;
     if (n < 1) n = 1;
-    size_t most = (size_t)gshmemi_cfg.COLL_MAX_CHANNELS;
-    if (most < 1 || most > GSHMEMI_MAX_CHANNELS) most = GSHMEMI_MAX_CHANNELS;
-    if (n > most) n = most;
+    if (n > (size_t)most) n = (size_t)most;
     return (int)n;
 }
 
@@ -102,10 +106,10 @@ int gshmemi_host_move(int what, gshmem_team_t team, void *dest, const void *src,
     if (check_buf(call, "dest", dest, dbytes) || check_buf(call, "source", src, sbytes))
         return GSHMEM_ERR_INVALID_ARG;
     int nch = what == GSHMEMI_MOVE_COLLECT ? COLLECT_CHANNELS
-              : channels(t, nb, nb, 16, total, what != GSHMEMI_MOVE_ALLTOALLS);
+              : channels(t, nb, nb, 16, total, what != GSHMEMI_MOVE_ALLTOALLS, MOVE_CHANNELS);
     void *st = blocking ? gshmemi_g.stream : (void *)stream;
     return finish(gshmemi_launch_move(st, t, what, team, dest, src, nelems, es, root, dst, sst, nch,
-                                      THREADS), blocking, call);
+                                      MOVE_THREADS), blocking, call);
 }
 
 int gshmemi_host_reduce(int what, int op, int type_code, gshmem_team_t team, void *dest,
@@ -126,16 +130,16 @@ int gshmemi_host_reduce(int what, int op, int type_code, gshmem_team_t team, voi
     }
     /* two-round traffic per PE: reads and writes of about 2 * nb (reduce-scatter: nb * m) */
     size_t total = what == GSHMEMI_COLL_REDUCESCATTER ? nb * m : 2 * nb;
-    int nch = channels(t, nb, nelems, 16 / es, total, true);
+    int nch = channels(t, nb, nelems, 16 / es, total, true, REDUCE_CHANNELS);
     /* all-read: each of the 2 members computes the whole vector (every byte crosses NVLink as
        a read) instead of reading half and writing half back; only out of place */
     uint64_t allread = gshmemi_cfg.COLL_ALLREAD_MIN;
     if (what == GSHMEMI_COLL_REDUCE && t->size == 2 && dest != src && allread && nb >= allread &&
         !(t->scratch && nb <= t->scratch_bytes / 2) /* (channels(): not one-shot) */) {
         what = GSHMEMI_COLL_REDUCE_ALLREAD;
-        nch = channels(t, nb, nelems, 16 / es, nb, false);
+        nch = channels(t, nb, nelems, 16 / es, nb, false, REDUCE_CHANNELS);
     }
     void *st = blocking ? gshmemi_g.stream : (void *)stream;
     return finish(gshmemi_launch_reduce(st, t, what, op, type_code, team, dest, src, nelems, nch,
-                                        THREADS), blocking, call);
+                                        REDUCE_THREADS), blocking, call);
 }

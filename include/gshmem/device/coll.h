@@ -574,6 +574,68 @@ GSHMEMI_DEV void gshmemi_reduce_oneshot_run(const gshmemi_team *t, int team, int
                              upto, S::rank(), S::size(), call);
     S::sync();
 }
+/* 8 bytes of elements at p (ne <= 8 / sizeof(T) of them, zero-padded): one load when whole
+ * and aligned. */
+template <class T> GSHMEMI_DEV uint2 gshmemi_ll_pack(const T *p, int ne) {
+    constexpr int E = 8 / sizeof(T);
+    if (ne == E && ((uintptr_t)p & 7) == 0) return *(const uint2 *)p;
+    T x[E];
+#pragma unroll
+    for (int i = 0; i < E; i++) x[i] = i < ne ? p[i] : (T)0;
+    uint2 d;
+    memcpy(&d, x, 8);
+    return d;
+}
+/* The one-pair form of the one-shot reduce (what == REDUCE only), for the on-stream kernels
+ * when the block has a thread for every LL pair of its slice (the host's thread count is one
+ * per pair up to 512, so every call whose slice is at most 4 KiB: all one-shot calls up to
+ * 64 KiB per member by default). Same protocol, words and buffers as
+ * gshmemi_reduce_oneshot_run (the two interoperate call after call), written without loops
+ * over pairs and without byte-wise paths: thread r packs pair r of my slice, sends it to
+ * every member, waits for pair r of every member's message and combines them in team order.
+ * In a CUDA graph this shape runs the protocol at the raw exchange's speed (1.50 us per call
+ * by hand against 2.63 for the looped form: bench/probe_sync oneshot, session 6). */
+template <class T, int OP, class S>
+GSHMEMI_DEV void gshmemi_reduce_oneshot_one(const gshmemi_team *t, int team, T *dest, const T *src,
+                                            size_t n, const gshmemi_oneshot_plan &P, int c,
+                                            int nch, const char *call) {
+    typedef gshmemi_acc<T> AC;
+    typedef typename AC::t A;
+    typedef gshmemi_rop<OP> R;
+    constexpr int E = 8 / sizeof(T);
+    const int m = t->size, me = t->my_idx;
+    const size_t lo = P.lo, off = lo * sizeof(T), bn = (P.hi - lo) * sizeof(T);
+    const size_t r = S::rank();
+    const bool act = r < gshmemi_ll_pairs(bn);
+    const size_t left = bn > 8 * r ? (bn - 8 * r) / sizeof(T) : 0;
+    const int ne = left < (size_t)E ? (int)left : E;
+    const uint2 mine = act ? gshmemi_ll_pack(src + lo + r * E, ne) : make_uint2(0, 0);
+    const uint32_t f = gshmemi_oneshot_begin<S>(t, team, c, nch, P.debug,
+                                                gshmemi_sig(100 + GSHMEMI_COLL_REDUCE, sizeof(T), OP, n, 0), call);
+    if (act) {
+        const uint64_t fl = (uint64_t)f << 32, w0 = fl | mine.x, w1 = fl | mine.y;
+#pragma unroll 1   /* compact code: unrolled copies for long teams only lengthen the path */
+        for (int jj = 1; jj < m; jj++) {
+            int j = me + jj < m ? me + jj : me + jj - m;
+            char *to = (jj == 1 ? P.to1 : gshmemi_ll_to(t, j, off)) + gshmemi_ll_parity(t, f) + 16 * r;
+            asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(to), "l"(w0), "l"(w1) : "memory");
+        }
+        A acc[E];
+#pragma unroll 1
+        for (int j = 0; j < m; j++) {
+            uint64_t d = j == me ? ((uint64_t)mine.y << 32 | mine.x)
+                                 : gshmemi_ll_pair(gshmemi_ll_area(t, f, j) + 2 * off, r, f, call);
+            T x[E];
+            memcpy(x, &d, 8);
+#pragma unroll
+            for (int i = 0; i < E; i++) acc[i] = j == 0 ? AC::in(x[i]) : R::f(acc[i], AC::in(x[i]));
+        }
+#pragma unroll
+        for (int i = 0; i < E; i++)
+            if (i < ne) dest[lo + r * E + i] = AC::out(acc[i]);
+    }
+    S::sync();
+}
 template <class T, int OP, class S>
 GSHMEMI_DEV void gshmemi_reduce_oneshot_body(const gshmemi_team *t, int team, int what, T *dest,
                                              const T *src, size_t n, int c, int nch,
