@@ -39,7 +39,7 @@ GSHMEMI_ENV_FIELD(COLL_CHANNEL_BYTES, SIZE, uint64_t, 64ull << 10,
                   "tuning: large collectives run one block (channel) per this many bytes of traffic")
 GSHMEMI_ENV_FIELD(COLL_MAX_CHANNELS, INT, int, 128,
                   "tuning: most blocks (channels) a two-round reduction kernel runs (1..128)")
-GSHMEMI_ENV_FIELD(COLL_MOVE_CHANNELS, INT, int, 32,
+GSHMEMI_ENV_FIELD(COLL_MOVE_CHANNELS, INT, int, 128,
                   "tuning: most blocks (channels) a two-round broadcast/fcollect/alltoall(s) kernel runs (1..128)")
 GSHMEMI_ENV_FIELD(COLL_ALLREAD_MIN, SIZE, uint64_t, 0,
                   "tuning: host/on-stream reductions on 2-member teams from this many bytes (not in "
