@@ -8,8 +8,9 @@
 # Logs, CSVs and the build's output go to $OUT/logs/; at the end they are packed into
 # $OUT/logs.tar.gz beside summary.csv and summary.json (the device machine returns at most 8
 # files; GPU_RUN_BUNDLE=0 leaves $OUT/logs/ as it is). Keep the console with
-# `tools/gpu-run.sh bench 2>&1 | tee $OUT/console.log`. Charts, afterwards, anywhere:
-# `tools/bench_compare.py --plots DIR` (DIR holding the fetched summary.json).
+# `tools/gpu-run.sh bench 2>&1 | tee $OUT/console.log`. Charts: in logs/plots when matplotlib is
+# installed on the machine; otherwise afterwards, anywhere: `tools/bench_compare.py --plots DIR`
+# (DIR holding the fetched summary.json).
 set -u
 what=${1:-all}
 N=${2:-}
@@ -132,4 +133,7 @@ if [ "$what" = all ] || [ "$what" = bench ] || [ "$what" = coll ]; then
   fi
   echo "== gshmem beside the incumbents =="
   python3 tools/bench_compare.py "$L"
+  # the plots, where matplotlib is installed (else afterwards, anywhere, from summary.json)
+  if python3 -c "import matplotlib" 2>/dev/null; then python3 tools/bench_compare.py --plots "$L/plots" "$L/summary.json"
+  else echo "matplotlib not installed here: plots skipped (tools/bench_compare.py --plots DIR summary.json)"; fi
 fi
