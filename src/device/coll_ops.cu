@@ -8,6 +8,7 @@
 
 extern "C" {
 #include "internal.h"
+#include "src/team/geometry.h"
 }
 
 // The names device-side messages give (the host already checked the arguments; what is
@@ -94,13 +95,6 @@ __global__ void __launch_bounds__(512) gshmemi_reduce_kernel(gshmemi_team t, int
                                                     gshmemi_reduce_name(what));
 }
 
-// LL pairs (8 bytes each) in the largest channel slice of a one-shot call: n units of es bytes
-// sliced as the device slices them (gshmemi_oneshot_plan_of: multiples of 16 bytes).
-static size_t oneshot_pairs(size_t n, size_t es, int nch) {
-    size_t g = 16 / es, per = nch == 1 ? n : ((n + (size_t)nch - 1) / (size_t)nch + g - 1) / g * g;
-    size_t bytes = per * es;
-    return bytes ? (bytes + 7) / 8 : 1;
-}
 // Threads of a one-shot kernel: one per LL pair of a channel's slice, in whole warps, up to the
 // kernels' 512 (GSHMEM_COLL_THREADS sizes the two-round kernels): an 8-byte call runs one
 // warp, whose block barriers are nearly free.
@@ -118,7 +112,7 @@ extern "C" int gshmemi_launch_move(void *stream, const void *team_entry, int wha
                                    ptrdiff_t dst, ptrdiff_t sst, int nch, int threads) {
     const gshmemi_team *t = (const gshmemi_team *)team_entry;
     if (gshmemi_move_oneshot_ok(t, what, n * es, nch))
-        return launch_k(gshmemi_move_oneshot_kernel, nch, oneshot_threads(oneshot_pairs(n * es, 1, nch)),
+        return launch_k(gshmemi_move_oneshot_kernel, nch, oneshot_threads(gshmemi_geom_oneshot_pairs(n * es, 16, 1, nch)),
                         stream, *t, what, team, dest,
                         src, n, es, root);
     return launch_k(gshmemi_move_kernel, nch, threads, stream, *t, what, team, dest, src, n, es,
@@ -130,7 +124,7 @@ static int launch(void *stream, const void *te, int what, int team, void *dest, 
                   size_t n, int nch, int threads) {
     const gshmemi_team *t = (const gshmemi_team *)te;
     if (gshmemi_oneshot(t, n * sizeof(T), nch)) {
-        size_t pairs = oneshot_pairs(n, sizeof(T), nch);
+        size_t pairs = gshmemi_geom_oneshot_pairs(n, 16 / sizeof(T), sizeof(T), nch);
         if (what == GSHMEMI_COLL_REDUCE && pairs <= 512)
             return launch_k(gshmemi_reduce_oneshot1_kernel<T, OP>, nch, oneshot_threads(pairs), stream,
                             *t, team, (T *)dest, (const T *)src, n);

@@ -44,3 +44,11 @@ int gshmemi_geom_oneshot_channels(size_t nb, size_t units, size_t g, size_t chun
         k = need;
     }
 }
+
+size_t gshmemi_geom_oneshot_pairs(size_t units, size_t g, size_t es, int nch) {
+    if (g < 1) g = 1;
+    size_t per = units;
+    if (nch > 1) per = ((units + (size_t)nch - 1) / (size_t)nch + g - 1) / g * g;
+    size_t bytes = (per < units ? per : units) * es;   /* slice 0 is the largest */
+    return bytes ? (bytes + 7) / 8 : 1;
+}

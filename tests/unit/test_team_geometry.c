@@ -112,6 +112,20 @@ static void check_oneshot(size_t units, size_t es, size_t g, size_t chunk, int m
           "out of order, or the count is out of range", nb, units, g, chunk, most, k);
 }
 
+/* the host's thread count of a one-shot kernel: exactly the pairs of the largest slice */
+static void check_pairs(size_t units, size_t es, size_t g, int nch) {
+    size_t most = 0;
+    for (int c = 0; c < nch; c++) {
+        size_t lo, hi;
+        slice(units, c, nch, g, &lo, &hi);
+        size_t bytes = (hi - lo) * es, pairs = bytes ? (bytes + 7) / 8 : 1;
+        if (pairs > most) most = pairs;
+    }
+    size_t got = gshmemi_geom_oneshot_pairs(units, g, es, nch);
+    EXPECT(got == most, "oneshot_pairs(units %zu, g %zu, es %zu, nch %d) = %zu, slices need %zu",
+           units, g, es, nch, got, most);
+}
+
 int main(void) {
     /* reductions: elements of es bytes in groups of 16 / es; moves: bytes in groups of 16 */
     static const size_t chunks[] = {1, 16, 100, 1024, 4096, 16384};
@@ -123,6 +137,9 @@ int main(void) {
             check_oneshot((256u << 10) / es, es, 16 / es, chunks[ci], 16);
             check_oneshot(7, es, 16 / es, chunks[ci], 1);
         }
+    for (size_t es = 1; es <= 8; es *= 2)
+        for (size_t units = 0; units <= 5000; units += units < 300 ? 1 : 7)
+            for (int nch = 1; nch <= 16; nch++) check_pairs(units, es, 16 / es, nch);
     for (int start = 0; start < 3; start++)
         for (int stride = 1; stride < 4; stride++)
             for (int size = 1; size <= 9; size++) {
