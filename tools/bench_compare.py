@@ -42,7 +42,7 @@ COLL_TITLES = {
 }
 DATALESS = ("barrier", "barrier_graph", "empty_kernel_graph")
 FIELDS = ["lib", "family", "metric", "size", "value", "unit", "npes"]
-PREFIX = r"^(?:\[\d+\] )?"   # gshmrun's "[rank] " unless --no-prefix
+PREFIX = r"^(?:\[(?:PE )?\d+\] )?"   # gshmrun's "[PE rank] " (older: "[rank] ") unless --no-prefix
 LINE = re.compile(PREFIX + r"(gshmem|nvshmem) (.+?): ([0-9.]+) (us|Mops/s|GB/s|s)\b")
 HEADER = re.compile(PREFIX + r"size((?: +\S+)+)\s*$")
 ROW = re.compile(PREFIX + r"([0-9]+)(B|KiB|MiB|GiB)((?: +[0-9.]+)+)\s*$")
@@ -262,45 +262,34 @@ def plots(outdir, src=None):
         fig.suptitle(COLL_TITLES.get(fam, fam))
         save(fig, f"coll-{fam}.png")
 
-    bw = [r for r in recs if r["family"] == "bandwidth"]
-    if bw:
+    def two_libs(recs_, cols, fname, ylabel, title, legend_cols):
+        """one chart: each column a colour, gshmem solid and NVSHMEM dashed, log-log"""
         fig, ax = plt.subplots(figsize=(8, 5))
-        cols = [c for c in ("put8", "put132", "get8", "get132", "putwarp132") if any(r["metric"] == c for r in bw)]
         cmap = plt.get_cmap("tab10")
         for i, c in enumerate(cols):
             for lib, ls in (("gshmem", "-"), ("nvshmem", "--")):
-                pts = sorted((r["size"], r["value"]) for r in bw if r["lib"] == lib and r["metric"] == c)
-                if pts:
-                    ax.plot([p[0] for p in pts], [p[1] for p in pts], ls, color=cmap(i), marker=".",
-                            label=f"{lib} {c}")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("size (bytes)")
-        ax.set_ylabel("GB/s, PE 0 -> PE 1 (higher is better)")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7, ncol=2)
-        ax.set_title("put/get bandwidth: gshmem (solid) and NVSHMEM (dashed)")
-        save(fig, "bandwidth.png")
-
-    lat = [r for r in recs if r["family"] == "latency" and r["size"]]
-    if lat:
-        fig, ax = plt.subplots(figsize=(8, 5))
-        cols = list(dict.fromkeys(r["metric"] for r in lat))
-        cmap = plt.get_cmap("tab10")
-        for i, c in enumerate(cols):
-            for lib, ls in (("gshmem", "-"), ("nvshmem", "--")):
-                pts = sorted((r["size"], r["value"]) for r in lat if r["lib"] == lib and r["metric"] == c)
+                pts = sorted((r["size"], r["value"]) for r in recs_ if r["lib"] == lib and r["metric"] == c)
                 if pts:
                     ax.plot([p[0] for p in pts], [p[1] for p in pts], ls, color=cmap(i % 10), marker=".",
                             label=f"{lib} {c}")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("size (bytes)")
-        ax.set_ylabel("us (lower is better)")
+        ax.set_ylabel(ylabel)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-        ax.set_title("block put ping-pong latency: gshmem (solid) and NVSHMEM (dashed)")
-        save(fig, "latency.png")
+        ax.legend(fontsize=7, ncol=legend_cols)
+        ax.set_title(title)
+        save(fig, fname)
+
+    bw = [r for r in recs if r["family"] == "bandwidth"]
+    if bw:
+        two_libs(bw, [c for c in ("put8", "put132", "get8", "get132", "putwarp132") if any(r["metric"] == c for r in bw)],
+                 "bandwidth.png", "GB/s, PE 0 -> PE 1 (higher is better)",
+                 "put/get bandwidth: gshmem (solid) and NVSHMEM (dashed)", 2)
+    lat = [r for r in recs if r["family"] == "latency" and r["size"]]
+    if lat:
+        two_libs(lat, list(dict.fromkeys(r["metric"] for r in lat)), "latency.png", "us (lower is better)",
+                 "block put ping-pong latency: gshmem (solid) and NVSHMEM (dashed)", 1)
     for p in written:
         print("wrote", p)
     return written
