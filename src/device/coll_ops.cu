@@ -61,25 +61,22 @@ __global__ void __launch_bounds__(512) gshmemi_move_oneshot_kernel(gshmemi_team 
                                                   (int)blockIdx.x, (int)gridDim.x,
                                                   gshmemi_move_name(what));
 }
-// The one-pair form (reduce only): one thread per LL pair of the block's slice.
-template <class T, int OP>
-__global__ void __launch_bounds__(512) gshmemi_reduce_oneshot1_kernel(gshmemi_team t, int team,
-                                                                      T *dest, const T *src, size_t n) {
-    const gshmemi_oneshot_plan P = gshmemi_oneshot_plan_of(&t, n, 16 / sizeof(T), sizeof(T),
-                                                           (int)blockIdx.x, (int)gridDim.x);
-    gshmemi_pdl_enter();
-    gshmemi_reduce_oneshot_one<T, OP, gshmemi_scope_block>(&t, team, dest, src, n, P, (int)blockIdx.x,
-                                                           (int)gridDim.x, gshmemi_reduce_name(GSHMEMI_COLL_REDUCE));
-}
-template <class T, int OP>
+// One-shot reductions: the looped form, or (ONE) the one-pair form the host picks for a
+// reduce whose block has a thread for every LL pair of its slice (same protocol, no loops).
+template <class T, int OP, bool ONE>
 __global__ void __launch_bounds__(512) gshmemi_reduce_oneshot_kernel(gshmemi_team t, int what, int team,
                                                                      T *dest, const T *src, size_t n) {
     const gshmemi_oneshot_plan P = gshmemi_oneshot_plan_of(&t, n, 16 / sizeof(T), sizeof(T),
                                                            (int)blockIdx.x, (int)gridDim.x);
     gshmemi_pdl_enter();
-    gshmemi_reduce_oneshot_run<T, OP, gshmemi_scope_block>(&t, team, what, dest, src, n, P,
-                                                           (int)blockIdx.x, (int)gridDim.x,
-                                                           gshmemi_reduce_name(what));
+    if constexpr (ONE)
+        gshmemi_reduce_oneshot_one<T, OP, gshmemi_scope_block>(&t, team, dest, src, n, P, (int)blockIdx.x,
+                                                               (int)gridDim.x,
+                                                               gshmemi_reduce_name(GSHMEMI_COLL_REDUCE));
+    else
+        gshmemi_reduce_oneshot_run<T, OP, gshmemi_scope_block>(&t, team, what, dest, src, n, P,
+                                                               (int)blockIdx.x, (int)gridDim.x,
+                                                               gshmemi_reduce_name(what));
 }
 
 // Vectors in flight per thread and member: 4 for 4- and 8-byte types; fewer for narrow
@@ -96,11 +93,12 @@ __global__ void __launch_bounds__(512) gshmemi_reduce_kernel(gshmemi_team t, int
 }
 
 // Threads of a one-shot kernel: one per LL pair of a channel's slice, in whole warps, up to the
-// kernels' 512 (GSHMEM_COLL_THREADS sizes the two-round kernels): an 8-byte call runs one
-// warp, whose block barriers are nearly free.
+// kernels' __launch_bounds__ (GSHMEM_COLL_THREADS sizes the two-round kernels): an 8-byte call
+// runs one warp, whose block barriers are nearly free.
+static const size_t ONESHOT_MAX_THREADS = 512;
 static int oneshot_threads(size_t pairs) {
     size_t want = (pairs + 31) / 32 * 32;
-    return want < 512 ? (int)want : 512;
+    return (int)(want < ONESHOT_MAX_THREADS ? want : ONESHOT_MAX_THREADS);
 }
 
 extern "C" int gshmemi_launch_team_sync(void *stream, const void *team_entry) {
@@ -125,11 +123,10 @@ static int launch(void *stream, const void *te, int what, int team, void *dest, 
     const gshmemi_team *t = (const gshmemi_team *)te;
     if (gshmemi_oneshot(t, n * sizeof(T), nch)) {
         size_t pairs = gshmemi_geom_oneshot_pairs(n, 16 / sizeof(T), sizeof(T), nch);
-        if (what == GSHMEMI_COLL_REDUCE && pairs <= 512)
-            return launch_k(gshmemi_reduce_oneshot1_kernel<T, OP>, nch, oneshot_threads(pairs), stream,
-                            *t, team, (T *)dest, (const T *)src, n);
-        return launch_k(gshmemi_reduce_oneshot_kernel<T, OP>, nch, oneshot_threads(pairs), stream, *t,
-                        what, team, (T *)dest, (const T *)src, n);
+        bool one = what == GSHMEMI_COLL_REDUCE && pairs <= ONESHOT_MAX_THREADS;
+        return launch_k(one ? gshmemi_reduce_oneshot_kernel<T, OP, true>
+                            : gshmemi_reduce_oneshot_kernel<T, OP, false>,
+                        nch, oneshot_threads(pairs), stream, *t, what, team, (T *)dest, (const T *)src, n);
     }
     return launch_k(gshmemi_reduce_kernel<T, OP>, nch, threads, stream, *t, what, team, (T *)dest,
                     (const T *)src, n);
