@@ -32,6 +32,25 @@ static inline float elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
     return ms;
 }
 
+/* The median, over trials 1-5 (trial 0 warms up), of the ms between events recorded on stream
+ * st around launch(); before() runs ahead of each trial (a barrier of the PEs, say). Launch
+ * errors are checked after each trial. */
+template <class Before, class Launch>
+static float median_ms(cudaEvent_t e0, cudaEvent_t e1, Before before, Launch launch,
+                       cudaStream_t st = 0) {
+    std::vector<float> t;
+    for (int trial = 0; trial < 6; trial++) {
+        before();
+        CK(cudaEventRecord(e0, st));
+        launch();
+        CK(cudaEventRecord(e1, st));
+        CK(cudaGetLastError());
+        float ms = elapsed_ms(e0, e1);
+        if (trial) t.push_back(ms);
+    }
+    return median(t);
+}
+
 static inline const char *fmt_size(size_t n, char *buf) {
     if (n >= (1u << 20)) sprintf(buf, "%zuMiB", n >> 20);
     else if (n >= 1024) sprintf(buf, "%zuKiB", n >> 10);

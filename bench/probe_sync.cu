@@ -325,19 +325,11 @@ __global__ void oneshot_minimal(gshmemi_team tt, float *dest, const float *src) 
 static float time_graph(cudaStream_t st, cudaGraph_t g, int K, cudaEvent_t e0, cudaEvent_t e1) {
     cudaGraphExec_t ge;
     CK(cudaGraphInstantiate(&ge, g, 0));
-    std::vector<float> t;
-    for (int trial = 0; trial < 6; trial++) {
-        CK(cudaStreamSynchronize(st));
-        gshmem_barrier_all();
-        CK(cudaEventRecord(e0, st));
-        CK(cudaGraphLaunch(ge, st));
-        CK(cudaEventRecord(e1, st));
-        float ms = elapsed_ms(e0, e1);
-        if (trial) t.push_back(ms * 1000.f / K);
-    }
+    float ms = median_ms(e0, e1, [&] { CK(cudaStreamSynchronize(st)); gshmem_barrier_all(); },
+                         [&] { CK(cudaGraphLaunch(ge, st)); }, st);
     CK(cudaGraphExecDestroy(ge));
     CK(cudaGraphDestroy(g));
-    return median(t);
+    return ms * 1000.f / K;
 }
 /* One block of `threads` on st, with programmatic dependent launch when pdl (as the library's
  * on-stream kernels are launched). */
@@ -391,32 +383,20 @@ int main(int argc, char **argv) {
             {barrier_lib, 1, "library gshmem_barrier_all (thread)"},
         };
         for (auto &v : vs) {
-            std::vector<float> t;
-            for (int trial = 0; trial < 6; trial++) {
-                gshmem_barrier_all();
-                CK(cudaEventRecord(e0));
+            float ms = median_ms(e0, e1, [] { gshmem_barrier_all(); }, [&] {
                 v.k<<<1, v.threads>>>(mine, peer_mine, mine_local, peer_local, e, iters);
-                CK(cudaEventRecord(e1));
-                float ms = elapsed_ms(e0, e1);
                 e += iters;
-                if (trial) t.push_back(ms * 1000.f / iters);
-            }
-            if (me == 0) printf("barrier round %-45s %.3f us\n", v.name, median(t));
+            });
+            if (me == 0) printf("barrier round %-45s %.3f us\n", v.name, ms * 1000.f / iters);
         }
         const char *fn[3] = {"fence alone", "remote store + fence", "local store + fence"};
         for (int v = 0; v < 3; v++) {
-            std::vector<float> t;
-            for (int trial = 0; trial < 6; trial++) {
-                gshmem_barrier_all();
-                CK(cudaEventRecord(e0));
+            float ms = median_ms(e0, e1, [] { gshmem_barrier_all(); }, [&] {
                 if (v == 0) fence_loop<0><<<1, 1>>>(f + 32, f + 40, iters);
                 if (v == 1) fence_loop<1><<<1, 1>>>((unsigned long long *)gshmem_ptr(f + 32, peer), f + 40, iters);
                 if (v == 2) fence_loop<2><<<1, 1>>>(f + 32, f + 40, iters);
-                CK(cudaEventRecord(e1));
-                float ms = elapsed_ms(e0, e1);
-                if (trial) t.push_back(ms * 1000.f / iters);
-            }
-            if (me == 0) printf("fence cost %-45s %.3f us\n", fn[v], median(t));
+            });
+            if (me == 0) printf("fence cost %-45s %.3f us\n", fn[v], ms * 1000.f / iters);
         }
     }
     if (want(argc, argv, "graph")) {
@@ -564,18 +544,12 @@ int main(int argc, char **argv) {
                 for (int U : {4, 8}) {
                     if (nb == 32 && act != 1024) continue;
                     size_t nvb = n / 16 / nb;
-                    std::vector<float> t;
-                    for (int trial = 0; trial < 6; trial++) {
-                        CK(cudaEventRecord(e0));
+                    float ms = median_ms(e0, e1, [] {}, [&] {
                         if (U == 4) put_active<4><<<nb, 1024>>>(d, (const int4 *)a, nvb, act, 8);
                         else put_active<8><<<nb, 1024>>>(d, (const int4 *)a, nvb, act, 8);
-                        CK(cudaEventRecord(e1));
-                        CK(cudaGetLastError());
-                        float ms = elapsed_ms(e0, e1);
-                        if (trial) t.push_back(ms);
-                    }
+                    });
                     printf("put 64MiB x8 %3d blocks, %4u threads active, unroll %d: %.1f GB/s\n", nb, act, U,
-                           nvb * 16.0 * nb * 8 / (median(t) * 1e-3) / 1e9);
+                           nvb * 16.0 * nb * 8 / (ms * 1e-3) / 1e9);
                 }
     }
     gshmem_barrier_all();
@@ -586,19 +560,13 @@ int main(int argc, char **argv) {
                 for (int v = 0; v < 3; v++) {
                     size_t ne = sz / nb;
                     ne = ne * nb;
-                    std::vector<float> t;
-                    for (int trial = 0; trial < 6; trial++) {
-                        CK(cudaEventRecord(e0));
+                    float ms = median_ms(e0, e1, [] {}, [&] {
                         if (v == 0) small_put<0><<<nb, 1024>>>(b, a, ne, peer, 1000, sz, 64);
                         if (v == 1) small_put<1><<<nb, 1024>>>(b, a, ne, peer, 1000, sz, 64);
                         if (v == 2) small_put<2><<<nb, 1024>>>(b, a, ne, peer, 1000, sz, 64);
-                        CK(cudaEventRecord(e1));
-                        CK(cudaGetLastError());
-                        float ms = elapsed_ms(e0, e1);
-                        if (trial) t.push_back(ms);
-                    }
+                    });
                     printf("put nbi_block %7zu B x1000 %3d blocks %-24s %.1f GB/s\n", sz, nb, sn[v],
-                           ne * 1000.0 / (median(t) * 1e-3) / 1e9);
+                           ne * 1000.0 / (ms * 1e-3) / 1e9);
                 }
     }
     gshmem_barrier_all();

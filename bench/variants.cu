@@ -165,54 +165,36 @@ int main(void) {
     const int iters = 10000;
     const char *ppn[3] = {"st.relaxed.sys + spin ld.acquire.sys", "st.relaxed.sys + spin ld.relaxed.sys, then ld.acquire", "st.volatile + spin ld.volatile"};
     for (int v = 0; v < 3; v++) {
-        std::vector<float> t;
-        for (int trial = 0; trial < 6; trial++) {
-            gshmem_barrier_all();
-            CK(cudaEventRecord(e0));
-            if (v == 0) pp<0><<<1, 1>>>(flag, pf, seq, iters, me);
-            if (v == 1) pp<1><<<1, 1>>>(flag, pf, seq, iters, me);
-            if (v == 2) pp<2><<<1, 1>>>(flag, pf, seq, iters, me);
-            CK(cudaEventRecord(e1));
-            float ms = elapsed_ms(e0, e1);
+        float ms = median_ms(e0, e1, [] { gshmem_barrier_all(); }, [&] {
+                if (v == 0) pp<0><<<1, 1>>>(flag, pf, seq, iters, me);
+                if (v == 1) pp<1><<<1, 1>>>(flag, pf, seq, iters, me);
+                if (v == 2) pp<2><<<1, 1>>>(flag, pf, seq, iters, me);
             seq += iters;
-            if (trial) t.push_back(ms * 1000.f / (2 * iters));
-        }
-        if (me == 0) printf("ping-pong one-way %-55s %.3f us\n", ppn[v], median(t));
+        });
+        if (me == 0) printf("ping-pong one-way %-55s %.3f us\n", ppn[v], ms * 1000.f / (2 * iters));
     }
     const char *pln[3] = {"gshmem_long_p + gshmem_long_wait_until", "gshmem_long_p + raw spin", "raw store + gshmem_long_wait_until"};
     for (int v = 0; v < 3; v++) {
-        std::vector<float> t;
-        for (int trial = 0; trial < 6; trial++) {
-            gshmem_barrier_all();
-            CK(cudaEventRecord(e0));
-            if (v == 0) pp_lib<0><<<1, 1>>>(flag, pf, seq, iters, me);
-            if (v == 1) pp_lib<1><<<1, 1>>>(flag, pf, seq, iters, me);
-            if (v == 2) pp_lib<2><<<1, 1>>>(flag, pf, seq, iters, me);
-            CK(cudaEventRecord(e1));
-            float ms = elapsed_ms(e0, e1);
+        float ms = median_ms(e0, e1, [] { gshmem_barrier_all(); }, [&] {
+                if (v == 0) pp_lib<0><<<1, 1>>>(flag, pf, seq, iters, me);
+                if (v == 1) pp_lib<1><<<1, 1>>>(flag, pf, seq, iters, me);
+                if (v == 2) pp_lib<2><<<1, 1>>>(flag, pf, seq, iters, me);
             seq += iters;
-            if (trial) t.push_back(ms * 1000.f / (2 * iters));
-        }
-        if (me == 0) printf("ping-pong one-way %-55s %.3f us\n", pln[v], median(t));
+        });
+        if (me == 0) printf("ping-pong one-way %-55s %.3f us\n", pln[v], ms * 1000.f / (2 * iters));
     }
     long long delta = (long long)((char *)pf - (char *)flag);
     CK(cudaMemcpyToSymbol(c_delta, &delta, sizeof delta));
     const char *pcn[4] = {"const addr, spin acquire", "const addr, spin relaxed + acquire", "const addr, spin relaxed only (probe)", "const addr, spin relaxed + fence.acq_rel.sys"};
     for (int v = 0; v < 4; v++) {
-        std::vector<float> t;
-        for (int trial = 0; trial < 6; trial++) {
-            gshmem_barrier_all();
-            CK(cudaEventRecord(e0));
-            if (v == 0) pp_const<0><<<1, 1>>>(flag, seq, iters, me);
-            if (v == 1) pp_const<1><<<1, 1>>>(flag, seq, iters, me);
-            if (v == 2) pp_const<2><<<1, 1>>>(flag, seq, iters, me);
-            if (v == 3) pp_const<3><<<1, 1>>>(flag, seq, iters, me);
-            CK(cudaEventRecord(e1));
-            float ms = elapsed_ms(e0, e1);
+        float ms = median_ms(e0, e1, [] { gshmem_barrier_all(); }, [&] {
+                if (v == 0) pp_const<0><<<1, 1>>>(flag, seq, iters, me);
+                if (v == 1) pp_const<1><<<1, 1>>>(flag, seq, iters, me);
+                if (v == 2) pp_const<2><<<1, 1>>>(flag, seq, iters, me);
+                if (v == 3) pp_const<3><<<1, 1>>>(flag, seq, iters, me);
             seq += iters;
-            if (trial) t.push_back(ms * 1000.f / (2 * iters));
-        }
-        if (me == 0) printf("ping-pong one-way %-55s %.3f us\n", pcn[v], median(t));
+        });
+        if (me == 0) printf("ping-pong one-way %-55s %.3f us\n", pcn[v], ms * 1000.f / (2 * iters));
     }
     const int cn = 1 << 16;
     long *next = (long *)gshmem_malloc(cn * sizeof(long));
@@ -225,19 +207,14 @@ int main(void) {
     const char *gn[4] = {"ld.relaxed.sys", "ld.volatile", "ld.global.cg (weak)", "volatile C load"};
     if (me == 0)
         for (int v = 0; v < 4; v++) {
-            std::vector<float> t;
             const long *pn = (const long *)gshmem_ptr(next, peer);
-            for (int trial = 0; trial < 6; trial++) {
-                CK(cudaEventRecord(e0));
+            float ms = median_ms(e0, e1, [] {}, [&] {
                 if (v == 0) gchase<0><<<1, 1>>>(pn, 5000, out);
                 if (v == 1) gchase<1><<<1, 1>>>(pn, 5000, out);
                 if (v == 2) gchase<2><<<1, 1>>>(pn, 5000, out);
                 if (v == 3) gchase<3><<<1, 1>>>(pn, 5000, out);
-                CK(cudaEventRecord(e1));
-                float ms = elapsed_ms(e0, e1);
-                if (trial) t.push_back(ms * 1000.f / 5000);
-            }
-            printf("g round trip %-30s %.3f us\n", gn[v], median(t));
+            });
+            printf("g round trip %-30s %.3f us\n", gn[v], ms * 1000.f / 5000);
         }
     gshmem_barrier_all();
     const size_t n = 64ull << 20;
@@ -250,41 +227,29 @@ int main(void) {
     if (me == 0)
         for (int v = 0; v < 5; v++)
             for (int gi = 0; gi < 2; gi++) {
-                std::vector<float> t;
                 int nb = grids[gi];
                 size_t ne = n / (nb * 16) * (nb * 16);
-                for (int trial = 0; trial < 6; trial++) {
-                    CK(cudaEventRecord(e0));
+                float ms = median_ms(e0, e1, [] {}, [&] {
                     if (v == 0) bw<0><<<nb, 1024>>>(b, a, ne, peer, 8);
                     if (v == 1) bw<1><<<nb, 1024>>>(b, a, ne, peer, 8);
                     if (v == 2) bw<2><<<nb, 1024>>>(b, a, ne, peer, 8);
                     if (v == 3) bw<3><<<nb, 1024>>>(b, a, ne, peer, 8);
                     if (v == 4) bw<4><<<nb, 1024>>>(b, a, ne, peer, 8);
-                    CK(cudaEventRecord(e1));
-                    CK(cudaGetLastError());
-                    float ms = elapsed_ms(e0, e1);
-                    if (trial) t.push_back(ms);
-                }
-                printf("put 64MiB %-28s %3d blocks: %.1f GB/s\n", bn[v], nb, ne * 8.0 / (median(t) * 1e-3) / 1e9);
+                });
+                printf("put 64MiB %-28s %3d blocks: %.1f GB/s\n", bn[v], nb, ne * 8.0 / (ms * 1e-3) / 1e9);
             }
     if (me == 0)
         for (size_t sz : {64ull << 10, 256ull << 10, 1ull << 20})
             for (int nb : {1, 8, 132})
                 for (int v = 0; v < 4; v++) {
-                    std::vector<float> t;
                     size_t ne = sz / (nb * 16) * (nb * 16);
-                    for (int trial = 0; trial < 6; trial++) {
-                        CK(cudaEventRecord(e0));
+                    float ms = median_ms(e0, e1, [] {}, [&] {
                         if (v == 0) bw_small<0><<<nb, 1024>>>(b, a, ne, peer, 1000, sz);
                         else if (v == 1) bw_small<1><<<nb, 1024>>>(b, a, ne, peer, 1000, sz);
                         else if (v == 2) bw_small<2><<<nb, 1024>>>(b, a, ne, peer, 1000, sz);
                         else bw_small<3><<<nb, 1024>>>(b, a, ne, peer, 1000, sz);
-                        CK(cudaEventRecord(e1));
-                        CK(cudaGetLastError());
-                        float ms = elapsed_ms(e0, e1);
-                        if (trial) t.push_back(ms);
-                    }
-                    printf("put %7zu B x1000 %-22s %3d blocks: %.1f GB/s\n", sz, v == 0 ? "library putmem_block" : v == 1 ? "raw loop+syncthreads" : v == 2 ? "raw loop, no barrier" : "raw load,barrier,store", nb, ne * 1000.0 / (median(t) * 1e-3) / 1e9);
+                    });
+                    printf("put %7zu B x1000 %-22s %3d blocks: %.1f GB/s\n", sz, v == 0 ? "library putmem_block" : v == 1 ? "raw loop+syncthreads" : v == 2 ? "raw loop, no barrier" : "raw load,barrier,store", nb, ne * 1000.0 / (ms * 1e-3) / 1e9);
                 }
     gshmem_barrier_all();
     gshmem_finalize();
