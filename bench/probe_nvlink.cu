@@ -125,6 +125,18 @@ __global__ void put_storeonly(int4 *dst, size_t n_v) {
     for (size_t i = threadIdx.x; i < chunk; i += blockDim.x) dst[base + i] = v;
 }
 
+/* interleaved: chunks of `ch` vectors dealt round-robin to the blocks (block b writes chunks
+ * b, b + grid, ...), so all blocks write one moving window instead of one slice each.
+ * COPY=1 copies from src, 0 stores only. */
+template <int COPY>
+__global__ void put_interleaved(int4 *dst, const int4 *src, size_t n_v, size_t ch) {
+    int4 v = make_int4(threadIdx.x, 1, 2, 3);
+    for (size_t c0 = (size_t)blockIdx.x * ch; c0 < n_v; c0 += (size_t)gridDim.x * ch) {
+        size_t end = c0 + ch < n_v ? c0 + ch : n_v;
+        for (size_t i = c0 + threadIdx.x; i < end; i += blockDim.x) dst[i] = COPY ? src[i] : v;
+    }
+}
+
 /* large put by the TMA bulk engine: one thread per block streams chunks global -> shared
  * (cp.async.bulk + mbarrier) -> peer global (cp.async.bulk bulk_group), STAGES deep */
 #define TMA_STAGES 6
@@ -242,59 +254,143 @@ static void check(const void *p, size_t n_v, int seed, const char *what) {
     if (h) { printf("  !! %s: %llu bad vectors\n", what, h); exit(1); }
 }
 
-/* Two processes (forked before any CUDA call), one GPU each, cudaMalloc + IPC handles over
- * pipes: is a multi-process NVLink round trip slower than a one-process one? */
+/* Two processes (forked before any CUDA call), one GPU each: is a multi-process NVLink round
+ * trip slower than a one-process one, and does the kind of memory matter? Memory kinds:
+ * cudaMalloc + IPC handle; VMM exported as a file descriptor (SCM_RIGHTS over a socketpair)
+ * and mapped at a driver-chosen address; the same mapped as gshmem lays its heap out (one
+ * reservation of 2 windows of 256 GiB, own memory in window 0, the peer's in window 1, a
+ * 64 MiB chunk). The same ping-pong and fetch_add kernels as the one-process table. */
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+static void send_fd(int sock, int fd) {
+    char c = 0;
+    struct iovec iov = {&c, 1};
+    union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } u;
+    struct msghdr m = {};
+    m.msg_iov = &iov; m.msg_iovlen = 1; m.msg_control = u.b; m.msg_controllen = sizeof u.b;
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+    cm->cmsg_level = SOL_SOCKET; cm->cmsg_type = SCM_RIGHTS; cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+    if (sendmsg(sock, &m, 0) != 1) { perror("sendmsg"); exit(1); }
+}
+static int recv_fd(int sock) {
+    char c;
+    struct iovec iov = {&c, 1};
+    union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } u;
+    struct msghdr m = {};
+    m.msg_iov = &iov; m.msg_iovlen = 1; m.msg_control = u.b; m.msg_controllen = sizeof u.b;
+    if (recvmsg(sock, &m, 0) != 1) { perror("recvmsg"); exit(1); }
+    int fd;
+    memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof fd);
+    return fd;
+}
+static void sock_sync(int sock) {
+    char go = 1;
+    if (write(sock, &go, 1) != 1 || read(sock, &go, 1) != 1) { perror("sync"); exit(1); }
+}
+enum { TP_IPC, TP_VMM, TP_VMM_LAYOUT, N_TP };
+static const char *tp_name[] = {"cudaMalloc+IPC", "VMM fd", "VMM fd, gshmem layout"};
+/* returns this process's flag memory and sets *theirs to the peer's, both zeroed */
+static long *tp_alloc(int kind, int me, int sock, long **theirs) {
+    size_t size = kind == TP_VMM_LAYOUT ? 64ull << 20 : 2ull << 20;
+    if (kind == TP_IPC) {
+        long *mine;
+        CK(cudaMalloc(&mine, size));
+        CK(cudaMemset(mine, 0, size));
+        CK(cudaDeviceSynchronize());
+        cudaIpcMemHandle_t h, ph;
+        CK(cudaIpcGetMemHandle(&h, mine));
+        if (write(sock, &h, sizeof h) != sizeof h || read(sock, &ph, sizeof ph) != sizeof ph) { perror("ipc io"); exit(1); }
+        CK(cudaIpcOpenMemHandle((void **)theirs, ph, cudaIpcMemLazyEnablePeerAccess));
+        return mine;
+    }
+    CUmemAllocationProp prop = {};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = me;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    size_t gran;
+    CU(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
+    CUmemGenericAllocationHandle h, ph;
+    CU(cuMemCreate(&h, size, &prop, 0));
+    int fd = -1;
+    CU(cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    int pfd;
+    if (me == 0) { send_fd(sock, fd); pfd = recv_fd(sock); }
+    else { pfd = recv_fd(sock); send_fd(sock, fd); }
+    CU(cuMemImportFromShareableHandle(&ph, (void *)(uintptr_t)pfd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+    CUdeviceptr va_m, va_t;
+    if (kind == TP_VMM) {
+        CU(cuMemAddressReserve(&va_m, size, gran, 0, 0));
+        CU(cuMemAddressReserve(&va_t, size, gran, 0, 0));
+    } else {
+        const unsigned long long W = 256ull << 30;
+        CU(cuMemAddressReserve(&va_m, 2 * W, gran, 0, 0));
+        va_t = va_m + W;
+    }
+    CU(cuMemMap(va_m, size, 0, h, 0));
+    CU(cuMemMap(va_t, size, 0, ph, 0));
+    CUmemAccessDesc acc = {};
+    acc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    acc.location.id = me;
+    acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    CU(cuMemSetAccess(va_m, size, &acc, 1));
+    CU(cuMemSetAccess(va_t, size, &acc, 1));
+    CK(cudaMemset((void *)va_m, 0, size));
+    CK(cudaDeviceSynchronize());
+    *theirs = (long *)va_t;
+    return (long *)va_m;
+}
 static void two_process(void) {
-    int up[2], down[2];   /* up: child -> parent, down: parent -> child */
-    if (pipe(up) || pipe(down)) { perror("pipe"); exit(1); }
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) { perror("socketpair"); exit(1); }
     fflush(stdout);
     pid_t pid = fork();
-    int me = pid == 0 ? 1 : 0;
+    int me = pid == 0 ? 1 : 0, sock = sv[me];
+    close(sv[1 - me]);
     CK(cudaSetDevice(me));
-    long *mine;
-    CK(cudaMalloc(&mine, 1 << 21));
-    CK(cudaMemset(mine, 0, 1 << 21));
-    CK(cudaDeviceSynchronize());
-    cudaIpcMemHandle_t h, ph;
-    CK(cudaIpcGetMemHandle(&h, mine));
-    int wfd = me ? up[1] : down[1], rfd = me ? down[0] : up[0];
-    if (write(wfd, &h, sizeof h) != sizeof h || read(rfd, &ph, sizeof ph) != sizeof ph) { perror("pipe io"); exit(1); }
-    long *theirs;
-    CK(cudaIpcOpenMemHandle((void **)&theirs, ph, cudaIpcMemLazyEnablePeerAccess));
+    CU(cuInit(0));
     const int iters = 20000;
-    long seq = 1;
-    char go = 1;
-    std::vector<float> t, tf;
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
-    for (int k = 0; k < 6; k++) {
-        /* rendezvous on the host so both kernels start together */
-        if (write(wfd, &go, 1) != 1 || read(rfd, &go, 1) != 1) { perror("sync"); exit(1); }
-        CK(cudaEventRecord(a));
-        pingpong<0><<<1, 1>>>(mine, theirs, seq, iters, me == 0);
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        seq += iters;
-        if (k) t.push_back(ms * 1000.f / (2 * iters));
-    }
     unsigned long long *out;
     CK(cudaMalloc(&out, 8));
-    for (int k = 0; k < 6 && me == 0; k++) {
-        CK(cudaEventRecord(a));
-        fadd_chain<<<1, 1>>>((unsigned long long *)(theirs + 64), 5000, out);
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        if (k) tf.push_back(ms * 1000.f / 5000);
+    if (me == 0) printf("two processes: %-24s %10s %10s %10s\n", "memory", "pp_acq", "pp_vol", "fadd_rt");
+    for (int kind = 0; kind < N_TP; kind++) {
+        long *theirs, *mine = tp_alloc(kind, me, sock, &theirs);
+        long seq = 1;
+        float res[3];
+        for (int V = 0; V < 2; V++) {
+            std::vector<float> t;
+            for (int k = 0; k < 6; k++) {
+                sock_sync(sock);   /* rendezvous on the host so both kernels start together */
+                CK(cudaEventRecord(a));
+                if (V == 0) pingpong<0><<<1, 1>>>(mine, theirs, seq, iters, me == 0);
+                else pingpong<2><<<1, 1>>>(mine, theirs, seq, iters, me == 0);
+                CK(cudaEventRecord(b));
+                CK(cudaEventSynchronize(b));
+                float ms;
+                CK(cudaEventElapsedTime(&ms, a, b));
+                seq += iters;
+                if (k) t.push_back(ms * 1000.f / (2 * iters));
+            }
+            res[V] = med(t);
+        }
+        std::vector<float> tf;
+        for (int k = 0; k < 6 && me == 0; k++) {
+            CK(cudaEventRecord(a));
+            fadd_chain<<<1, 1>>>((unsigned long long *)(theirs + 64), 5000, out);
+            CK(cudaEventRecord(b));
+            CK(cudaEventSynchronize(b));
+            float ms;
+            CK(cudaEventElapsedTime(&ms, a, b));
+            if (k) tf.push_back(ms * 1000.f / 5000);
+        }
+        if (me == 0) printf("two processes: %-24s %10.3f %10.3f %10.3f\n", tp_name[kind], res[0], res[1], med(tf));
+        sock_sync(sock);
     }
-    if (me == 0) printf("two processes, cudaMalloc+IPC: ping-pong one-way %.3f us, fetch_add round trip %.3f us\n", med(t), med(tf));
-    if (write(wfd, &go, 1) != 1 || read(rfd, &go, 1) != 1) { perror("sync"); exit(1); }
     if (me == 1) _exit(0);
     waitpid(pid, NULL, 0);
 }
@@ -389,6 +485,17 @@ int main(int argc, char **argv) {
             check(dst, nv, 5, "put_tma");
             double bytes = nv * 16.0 * 4;
             printf("%10zu %7d %10.1f %10.1f %10.1f\n", sz, nb, bytes / (a * 1e-3) / 1e9, bytes / (b * 1e-3) / 1e9, bytes / (c * 1e-3) / 1e9);
+        }
+    printf("\nlarge put 64 MiB, interleaved chunks dealt round-robin to blocks (GB/s)\n%8s %7s %10s %10s\n", "chunk", "blocks", "copy", "storeonly");
+    for (size_t chb : {4096ul, 65536ul, 1ul << 20, 0ul})
+        for (int nb : {32, 132, 264}) {
+            size_t nv = (64ull << 20) / 16, ch = chb ? chb / 16 : nv / nb;   /* 0: one slice each */
+            float a = time0([&] { for (int r = 0; r < 4; r++) put_interleaved<1><<<nb, 1024>>>(dst, src, nv, ch); });
+            CK(cudaDeviceSynchronize());
+            check(dst, nv, 5, "put_interleaved");
+            float b = time0([&] { for (int r = 0; r < 4; r++) put_interleaved<0><<<nb, 1024>>>(dst, src, nv, ch); });
+            double bytes = nv * 16.0 * 4;
+            printf("%8zu %7d %10.1f %10.1f\n", chb ? chb : ch * 16, nb, bytes / (a * 1e-3) / 1e9, bytes / (b * 1e-3) / 1e9);
         }
     printf("\nlarge put 64 MiB, 132 blocks, `active` threads per block copying (GB/s)\n%8s %8s %8s %8s\n", "active", "unroll1", "unroll4", "unroll8");
     for (unsigned act : {128u, 256u, 384u, 512u, 768u, 1024u}) {
