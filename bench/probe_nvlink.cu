@@ -258,8 +258,9 @@ static void check(const void *p, size_t n_v, int seed, const char *what) {
  * trip slower than a one-process one, and does the kind of memory matter? Memory kinds:
  * cudaMalloc + IPC handle; VMM exported as a file descriptor (SCM_RIGHTS over a socketpair)
  * and mapped at a driver-chosen address; the same mapped as gshmem lays its heap out (one
- * reservation of 2 windows of 256 GiB, own memory in window 0, the peer's in window 1, a
- * 64 MiB chunk). The same ping-pong and fetch_add kernels as the one-process table. */
+ * reservation of 2 windows of 256 GiB, own memory in window 0, the peer's in window 1);
+ * mappings of 2 and 64 MiB. The same ping-pong and fetch_add kernels as the one-process
+ * table. Nothing is unmapped: the probe is short-lived. */
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -292,8 +293,7 @@ static void sock_sync(int sock) {
 enum { TP_IPC, TP_VMM, TP_VMM_LAYOUT, N_TP };
 static const char *tp_name[] = {"cudaMalloc+IPC", "VMM fd", "VMM fd, gshmem layout"};
 /* returns this process's flag memory and sets *theirs to the peer's, both zeroed */
-static long *tp_alloc(int kind, int me, int sock, long **theirs) {
-    size_t size = kind == TP_VMM_LAYOUT ? 64ull << 20 : 2ull << 20;
+static long *tp_alloc(int kind, size_t size, int me, int sock, long **theirs) {
     if (kind == TP_IPC) {
         long *mine;
         CK(cudaMalloc(&mine, size));
@@ -357,9 +357,13 @@ static void two_process(void) {
     CK(cudaEventCreate(&b));
     unsigned long long *out;
     CK(cudaMalloc(&out, 8));
-    if (me == 0) printf("two processes: %-24s %10s %10s %10s\n", "memory", "pp_acq", "pp_vol", "fadd_rt");
-    for (int kind = 0; kind < N_TP; kind++) {
-        long *theirs, *mine = tp_alloc(kind, me, sock, &theirs);
+    if (me == 0) printf("two processes: %-24s %6s %10s %10s %10s\n", "memory", "MiB", "pp_acq", "pp_vol", "fadd_rt");
+    /* three passes over the kinds, so a warming GPU shows as a trend, not as a kind */
+    for (int pass = 0; pass < 3; pass++)
+    for (int kind = 0; kind < N_TP; kind++)
+    for (size_t mib : {2ul, 64ul}) {
+        if (kind == TP_IPC && mib != 2) continue;
+        long *theirs, *mine = tp_alloc(kind, mib << 20, me, sock, &theirs);
         long seq = 1;
         float res[3];
         for (int V = 0; V < 2; V++) {
@@ -388,7 +392,39 @@ static void two_process(void) {
             CK(cudaEventElapsedTime(&ms, a, b));
             if (k) tf.push_back(ms * 1000.f / 5000);
         }
-        if (me == 0) printf("two processes: %-24s %10.3f %10.3f %10.3f\n", tp_name[kind], res[0], res[1], med(tf));
+        if (me == 0) printf("two processes: %-24s %6zu %10.3f %10.3f %10.3f\n", tp_name[kind], mib, res[0], res[1], med(tf));
+        sock_sync(sock);
+    }
+    /* Does the flags' address matter? The same ping-pong with both flags at offset `off` of
+     * a 64 MiB mapping in gshmem's layout: lines of one page, pages of one chunk. */
+    {
+        long *theirs, *mine = tp_alloc(TP_VMM_LAYOUT, 64ull << 20, me, sock, &theirs);
+        long seq = 1;
+        if (me == 0) printf("two processes: ping-pong one-way by flag offset (us)\n");
+        for (size_t step : {512ul, 64ul << 10, 2ul << 20}) {
+            std::vector<float> row;
+            for (int k = 0; k < 16; k++) {
+                size_t off = k * step / sizeof(long);
+                std::vector<float> t;
+                for (int r = 0; r < 6; r++) {
+                    sock_sync(sock);
+                    CK(cudaEventRecord(a));
+                    pingpong<0><<<1, 1>>>(mine + off, theirs + off, seq, iters / 4, me == 0);
+                    CK(cudaEventRecord(b));
+                    CK(cudaEventSynchronize(b));
+                    float ms;
+                    CK(cudaEventElapsedTime(&ms, a, b));
+                    seq += iters / 4;
+                    if (r) t.push_back(ms * 1000.f / (2 * (iters / 4)));
+                }
+                row.push_back(med(t));
+            }
+            if (me == 0) {
+                printf("  step %8zu B:", step);
+                for (float v : row) printf(" %.3f", v);
+                printf("\n");
+            }
+        }
         sock_sync(sock);
     }
     if (me == 1) _exit(0);
@@ -487,15 +523,17 @@ int main(int argc, char **argv) {
             printf("%10zu %7d %10.1f %10.1f %10.1f\n", sz, nb, bytes / (a * 1e-3) / 1e9, bytes / (b * 1e-3) / 1e9, bytes / (c * 1e-3) / 1e9);
         }
     printf("\nlarge put 64 MiB, interleaved chunks dealt round-robin to blocks (GB/s)\n%8s %7s %10s %10s\n", "chunk", "blocks", "copy", "storeonly");
-    for (size_t chb : {4096ul, 65536ul, 1ul << 20, 0ul})
+    for (size_t chb : {4096ul, 65536ul, 1ul << 20, 0ul, 1ul})
         for (int nb : {32, 132, 264}) {
-            size_t nv = (64ull << 20) / 16, ch = chb ? chb / 16 : nv / nb;   /* 0: one slice each */
+            /* 0: one slice each (off the 128-byte line for 132 and 264 blocks); 1: one slice
+             * each, rounded up to whole lines */
+            size_t nv = (64ull << 20) / 16, ch = chb > 1 ? chb / 16 : chb ? (nv / nb + 7) / 8 * 8 : nv / nb;
             float a = time0([&] { for (int r = 0; r < 4; r++) put_interleaved<1><<<nb, 1024>>>(dst, src, nv, ch); });
             CK(cudaDeviceSynchronize());
             check(dst, nv, 5, "put_interleaved");
             float b = time0([&] { for (int r = 0; r < 4; r++) put_interleaved<0><<<nb, 1024>>>(dst, src, nv, ch); });
             double bytes = nv * 16.0 * 4;
-            printf("%8zu %7d %10.1f %10.1f\n", chb ? chb : ch * 16, nb, bytes / (a * 1e-3) / 1e9, bytes / (b * 1e-3) / 1e9);
+            printf("%8zu %7d %10.1f %10.1f\n", chb > 1 ? chb : ch * 16, nb, bytes / (a * 1e-3) / 1e9, bytes / (b * 1e-3) / 1e9);
         }
     printf("\nlarge put 64 MiB, 132 blocks, `active` threads per block copying (GB/s)\n%8s %8s %8s %8s\n", "active", "unroll1", "unroll4", "unroll8");
     for (unsigned act : {128u, 256u, 384u, 512u, 768u, 1024u}) {

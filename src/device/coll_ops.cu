@@ -27,6 +27,7 @@ __device__ static const char *gshmemi_reduce_name(int what) {
     case GSHMEMI_COLL_REDUCE: return "reduce (host/on-stream form)";
     case GSHMEMI_COLL_REDUCESCATTER: return "reducescatter (host/on-stream form)";
     case GSHMEMI_COLL_REDUCE_ALLREAD: return "reduce (host/on-stream form, all-read)";
+    case GSHMEMI_COLL_REDUCE_PUSH: return "reduce (host/on-stream form, push)";
     case GSHMEMI_COLL_INSCAN: return "sum_inscan (host/on-stream form)";
     default: return "sum_exscan (host/on-stream form)";
     }

@@ -45,6 +45,11 @@ GSHMEMI_ENV_FIELD(COLL_ALLREAD_MIN, SIZE, uint64_t, 0,
                   "tuning: host/on-stream reductions on 2-member teams from this many bytes (not in "
                   "place, past the one-shot path) have each member read both sources whole instead "
                   "of owner-computes (0 = never)")
+GSHMEMI_ENV_FIELD(COLL_PUSH_MIN, SIZE, uint64_t, 0,
+                  "tuning: host/on-stream reductions on 2-member teams from this many bytes (not in "
+                  "place, past the one-shot path) move data only by NVLink writes: each member "
+                  "writes the half of its source the other owns into the other's dest, then "
+                  "combines and writes its half of the result to both (0 = never)")
 GSHMEMI_ENV_FIELD(COLL_THREADS, INT, int, 256,
                   "tuning: threads per block of the two-round reduction kernels (32..512, a multiple of 32)")
 GSHMEMI_ENV_FIELD(COLL_MOVE_THREADS, INT, int, 512,

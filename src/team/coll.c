@@ -139,6 +139,12 @@ int gshmemi_host_reduce(int what, int op, int type_code, gshmem_team_t team, voi
         what = GSHMEMI_COLL_REDUCE_ALLREAD;
         nch = channels(t, nb, nelems, 16 / es, nb, false, REDUCE_CHANNELS);
     }
+    /* push: every byte crosses NVLink as a write (half of each source to the member that
+       owns it, then each member's half of the result); only out of place */
+    uint64_t push = gshmemi_cfg.COLL_PUSH_MIN;
+    if (what == GSHMEMI_COLL_REDUCE && t->size == 2 && dest != src && push && nb >= push &&
+        !(t->scratch && nb <= t->scratch_bytes / 2))
+        what = GSHMEMI_COLL_REDUCE_PUSH;
     void *st = blocking ? gshmemi_g.stream : (void *)stream;
     return finish(gshmemi_launch_reduce(st, t, what, op, type_code, team, dest, src, nelems, nch,
                                         REDUCE_THREADS), blocking, call);

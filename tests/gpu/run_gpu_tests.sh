@@ -56,9 +56,10 @@ for t in coll_smoke test_team test_coll; do
   run "$t" 500 "$RUN" -n "$N" -t 480 "$B/tests/gpu/$t"
   [ "$N" -gt 2 ] && run "${t}_2pe" 500 "$RUN" -n 2 -t 480 "$B/tests/gpu/$t"
 done
-# the all-read reduction of 2-member teams (off by default): the smoke test's 4 and 16 MiB
-# reductions take it, its in-place ones must not
+# the all-read and push reductions of 2-member teams (off by default): the smoke test's 4 and 16 MiB
+# reductions take them, its in-place ones must not
 run coll_smoke_allread 200 env GSHMEM_COLL_ALLREAD_MIN=1M "$RUN" -n 2 -t 180 "$B/tests/gpu/coll_smoke"
+run coll_smoke_push 200 env GSHMEM_COLL_PUSH_MIN=1M "$RUN" -n 2 -t 180 "$B/tests/gpu/coll_smoke"
 run ring_gshmrun 60 "$RUN" -n "$N" -t 50 "$B/examples/ring"
 run litmus 150 "$RUN" -n 2 -t 140 "$B/tests/gpu/test_litmus"
 # the litmus checks can fail: broken protocols (no acquire, no fence) must be caught (exit 3)

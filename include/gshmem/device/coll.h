@@ -296,6 +296,16 @@ template <class T> struct gshmemi_in_peers {
     __device__ __forceinline__ const T *ptr(int j) const { return gshmemi_at(src, gshmemi_member_off(t, j)); }
     __device__ __forceinline__ bool aligned16() const { return ((uintptr_t)src & 15) == 0; }
 };
+/* Inputs of the push path's second step: what the other member wrote into my dest, and my
+ * own source, in member order (so the result is the same bits as on the other paths). */
+template <class T> struct gshmemi_in_pushed {
+    const T *src, *dest;
+    int me;
+    __device__ __forceinline__ const T *ptr(int j) const { return j == me ? src : dest; }
+    __device__ __forceinline__ bool aligned16() const {
+        return (((uintptr_t)src | (uintptr_t)dest) & 15) == 0;
+    }
+};
 /* Copies n bytes (or, for alltoalls, n elements of es bytes with strides) for the group. */
 template <class S>
 GSHMEMI_COLL_FN void gshmemi_move_copy(void *to, const void *from, size_t nbytes) {
@@ -668,6 +678,20 @@ GSHMEMI_DEV void gshmemi_reduce_t(const gshmemi_team *t, int team, int what, T *
         gshmemi_slice(n, c, nch, G, &lo, &hi);
         gshmemi_in_peers<T> in{t, what == GSHMEMI_COLL_REDUCESCATTER ? src + (size_t)me * n : src};
         gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, U>(t, in, dest, m, lo, hi, S::rank(), S::size());
+    } else if (what == GSHMEMI_COLL_REDUCE_PUSH) {   /* 2 members, dest and src apart */
+        const int peer = 1 - me;
+        size_t plo, phi;   /* the other member's range, my channel's slice of it */
+        gshmemi_slice(n, peer, m, G, &plo, &phi);
+        gshmemi_slice(phi - plo, c, nch, G, &lo, &hi);
+        gshmemi_move_copy<S>(gshmemi_at(dest + plo + lo, gshmemi_member_off(t, peer)), src + plo + lo,
+                             (hi - lo) * sizeof(T));
+        S::sync();
+        gshmemi_team_round<S>(t, c, call);   /* its part of my range is in my dest */
+        size_t olo, ohi;
+        gshmemi_slice(n, me, m, G, &olo, &ohi);
+        gshmemi_slice(ohi - olo, c, nch, G, &lo, &hi);
+        gshmemi_in_pushed<T> in{src, dest, me};
+        gshmemi_combine<T, OP, GSHMEMI_OUT_ALL, U>(t, in, dest, m, olo + lo, olo + hi, S::rank(), S::size());
     } else {
         size_t olo, ohi;  /* my owner range, then my channel's slice of it */
         gshmemi_slice(n, me, m, G, &olo, &ohi);
@@ -777,20 +801,25 @@ GSHMEMI_DEV void gshmemi_move_t(const gshmemi_team *t, int team, int what, void 
         size_t off = 0;
         for (int j = 0; j < me; j++) off += gshmemi_ld_relaxed(t->vals + j);
         gshmemi_slice(nb, c, nch, 16, &lo, &hi);
-        for (int j = 0; j < m; j++)
-            gshmemi_move_copy<S>(gshmemi_at(d + off * es + lo, gshmemi_member_off(t, j)), s + lo, hi - lo);
+        for (int j = 0; j < m; j++) {   /* staggered by channel as below */
+            int jj = (me + 1 + j + c) % m;
+            gshmemi_move_copy<S>(gshmemi_at(d + off * es + lo, gshmemi_member_off(t, jj)), s + lo, hi - lo);
+        }
     } else {
         gshmemi_slice(nb, c, nch, 16, &lo, &hi);
+        /* Each channel starts with another member (channel c with the c-th after me), so
+         * the copy into my own dest (an HBM copy, fast) overlaps other channels' NVLink
+         * copies instead of adding to them, and members do not all hit one member at once. */
         if (what == GSHMEMI_MOVE_BROADCAST) {
             if (me == root)
                 for (int j = 0; j < m; j++) {
-                    char *to = gshmemi_at(d, gshmemi_member_off(t, j)) + lo;
+                    int jj = (me + 1 + j + c) % m;
+                    char *to = gshmemi_at(d, gshmemi_member_off(t, jj)) + lo;
                     if (to != s + lo) gshmemi_move_copy<S>(to, s + lo, hi - lo);
                 }
         } else {
             for (int j = 0; j < m; j++) {
-                /* start with the next member, so members do not all hit member 0 at once */
-                int jj = (me + 1 + j) % m;
+                int jj = (me + 1 + j + c) % m;
                 const char *from = (what == GSHMEMI_MOVE_ALLTOALL ? s + (size_t)jj * nb : s) + lo;
                 gshmemi_move_copy<S>(gshmemi_at(d + (size_t)me * nb + lo, gshmemi_member_off(t, jj)), from, hi - lo);
             }
