@@ -100,28 +100,44 @@ int main(int argc, char **argv) {
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
-    long *flag = (long *)bench_calloc(1, sizeof(long));
+    /* Flags and counters are measured at PLACES placements, PLACE_STEP bytes apart (each in
+     * another 2 MiB page and another 4 KiB of it), and the median over placements reported:
+     * the same code reads 0.62 or 0.77 us one-way depending only on where the flag lies
+     * (which L2 partition of each GPU is its home: bench/probe_nvlink, docs/performance.md),
+     * so one placement would report the allocator's luck. */
+    const int PLACES = 16;
+    const size_t PLACE_STEP = (1 << 20) + 4096, place_l = PLACE_STEP / sizeof(long);
+    long *flags = (long *)bench_calloc(PLACES * place_l, sizeof(long));
+    long *flag = flags;   /* the put ping-pongs below use placement 0 */
     long seq = 1;
-    std::vector<float> t;
-
-    for (int trial = 0; trial < 6; trial++) {
+    std::vector<float> t, per_place;
+    for (int k = 0; k < PLACES; k++) {
+        long *f = flags + k * place_l, start = seq;
+        t.clear();
+        for (int trial = 0; trial < 6; trial++) {
+            bench_barrier_all();
+            CK(cudaEventRecord(e0));
+            pingpong<<<1, 1>>>(f, seq, iters / 4, peer);
+            CK(cudaEventRecord(e1));
+            CK(cudaGetLastError());
+            float ms = elapsed_ms(e0, e1);
+            seq += iters / 4;
+            if (trial) t.push_back(ms * 1000.f / (2 * (iters / 4)));
+        }
+        per_place.push_back(median(t));
         bench_barrier_all();
-        CK(cudaEventRecord(e0));
-        pingpong<<<1, 1>>>(flag, seq, iters, peer);
-        CK(cudaEventRecord(e1));
-        CK(cudaGetLastError());
-        float ms = elapsed_ms(e0, e1);
-        seq += iters;
-        if (trial) t.push_back(ms * 1000.f / (2 * iters));
+        long f_end = 0;
+        CK(cudaMemcpy(&f_end, f, sizeof f_end, cudaMemcpyDeviceToHost));
+        if (f_end != seq - 1) {
+            fprintf(stderr, "latency: PE %d: flag %d is %ld after the p ping-pong, expected %ld (from %ld)\n",
+                    me, k, f_end, seq - 1, start);
+            return 1;
+        }
     }
-    float p_us = median(t);
+    float p_us = median(per_place);
+    float p_min = *std::min_element(per_place.begin(), per_place.end());
+    float p_max = *std::max_element(per_place.begin(), per_place.end());
     bench_barrier_all();
-    long f_end = 0;
-    CK(cudaMemcpy(&f_end, flag, sizeof f_end, cudaMemcpyDeviceToHost));
-    if (f_end != seq - 1) {
-        fprintf(stderr, "latency: PE %d: flag is %ld after the p ping-pong, expected %ld\n", me, f_end, seq - 1);
-        return 1;
-    }
 
     /* The chase visits one 8-byte entry per 128-byte line of a 64 MiB array (more than the
      * 50 MiB L2), each step a line it has not visited before, and every trial goes on where
@@ -155,12 +171,14 @@ int main(int argc, char **argv) {
     }
     float g_us = median(t);
 
-    /* fetch_add round trip: PE 0 adds to PE 1's counter, which starts at 0 */
-    const int fadd_n = 5000;
-    long *counter = (long *)bench_calloc(1, sizeof(long));
+    /* fetch_add round trip: PE 0 adds to PE 1's counters (placed as the flags), from 0 */
+    const int fadd_n = 2000;
+    long *counters = (long *)bench_calloc(PLACES * place_l, sizeof(long));
     bench_barrier_all();
-    t.clear();
-    if (me == 0) {
+    per_place.clear();
+    for (int k = 0; k < PLACES && me == 0; k++) {
+        long *counter = counters + k * place_l;
+        t.clear();
         for (int trial = 0; trial < 6; trial++) {
             CK(cudaEventRecord(e0));
             fadd_chase<<<1, 1>>>(counter, fadd_n, peer, out);
@@ -171,27 +189,32 @@ int main(int argc, char **argv) {
             long got;
             CK(cudaMemcpy(&got, out, sizeof got, cudaMemcpyDeviceToHost));
             if (got != (trial + 1L) * fadd_n - 1) {
-                fprintf(stderr, "latency: fetch_add chase %d returned %ld, expected %ld\n", trial, got,
-                        (trial + 1L) * fadd_n - 1);
+                fprintf(stderr, "latency: fetch_add chase %d on counter %d returned %ld, expected %ld\n", trial, k,
+                        got, (trial + 1L) * fadd_n - 1);
                 return 1;
             }
         }
+        per_place.push_back(median(t));
     }
-    float fadd_us = median(t);
+    float fadd_us = me == 0 ? median(per_place) : 0.f;
+    float fadd_min = me == 0 ? *std::min_element(per_place.begin(), per_place.end()) : 0.f;
+    float fadd_max = me == 0 ? *std::max_element(per_place.begin(), per_place.end()) : 0.f;
     bench_barrier_all();
-    if (me == 1) {
+    for (int k = 0; k < PLACES && me == 1; k++) {
         long got;
-        CK(cudaMemcpy(&got, counter, sizeof got, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(&got, counters + k * place_l, sizeof got, cudaMemcpyDeviceToHost));
         if (got != 6L * fadd_n) {
-            fprintf(stderr, "latency: PE 1: counter is %ld after 6 x %d fetch_adds\n", got, fadd_n);
+            fprintf(stderr, "latency: PE 1: counter %d is %ld after 6 x %d fetch_adds\n", k, got, fadd_n);
             return 1;
         }
     }
     bench_barrier_all();
     if (me == 0) {
-        printf(BENCH_LIB " p ping-pong one-way: %.3f us (median of 5 x %d round trips)\n", p_us, iters);
+        printf(BENCH_LIB " p ping-pong one-way: %.3f us (median over %d flag placements of each one's median "
+               "of 5 x %d round trips; placements %.3f .. %.3f)\n", p_us, PLACES, iters / 4, p_min, p_max);
         printf(BENCH_LIB " g round trip: %.3f us\n", g_us);
-        printf(BENCH_LIB " long atomic_fetch_add round trip: %.3f us (dependent chain)\n", fadd_us);
+        printf(BENCH_LIB " long atomic_fetch_add round trip: %.3f us (dependent chain; median over %d counter "
+               "placements, %.3f .. %.3f)\n", fadd_us, PLACES, fadd_min, fadd_max);
     }
 
     /* put ping-pongs: put + quiet + flag, then putmem_signal; `buf` is cleared before each

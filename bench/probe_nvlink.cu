@@ -73,6 +73,26 @@ __global__ void pingpong(volatile long *mine, long *theirs, long start, int iter
     }
 }
 
+/* The same ping-pong run by the last block of the grid only (the grid's size moves it to
+ * another SM), which records its SM in *sm. */
+__global__ void pingpong_last(volatile long *mine, long *theirs, long start, int iters, int first, int *sm) {
+    if (blockIdx.x != gridDim.x - 1) return;
+    unsigned id;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+    *sm = (int)id;
+    for (int i = 0; i < iters; i++) {
+        long v = start + i, cur;
+        for (int ph = 0; ph < 2; ph++) {
+            if ((ph == 0) == (first != 0)) {
+                asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(theirs), "l"(v) : "memory");
+            } else {
+                do asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(mine) : "memory");
+                while (cur != v);
+            }
+        }
+    }
+}
+
 __global__ void chase(const long *next, int iters, long *out) {
     long idx = 0;
     for (int i = 0; i < iters; i++)
@@ -426,6 +446,36 @@ static void two_process(void) {
             }
         }
         sock_sync(sock);
+        /* ... and does it depend on the SM that polls? The last block of grids of G blocks
+         * (on both GPUs) runs it, at four flag offsets 4 KiB apart */
+        int *sm;
+        CK(cudaMalloc(&sm, sizeof(int)));
+        if (me == 0) printf("two processes: ping-pong one-way by polling SM (PE0 SM/PE1 SM) and flag offset (us)\n");
+        for (int G : {1, 2, 5, 17, 33, 66, 100, 132}) {
+            float row[4];
+            int sms[2] = {-1, -1};
+            for (int k = 0; k < 4; k++) {
+                size_t off = k * 4096 / sizeof(long);
+                std::vector<float> t;
+                for (int r = 0; r < 6; r++) {
+                    sock_sync(sock);
+                    CK(cudaEventRecord(a));
+                    pingpong_last<<<G, 1>>>(mine + off, theirs + off, seq, iters / 4, me == 0, sm);
+                    CK(cudaEventRecord(b));
+                    CK(cudaEventSynchronize(b));
+                    float ms;
+                    CK(cudaEventElapsedTime(&ms, a, b));
+                    seq += iters / 4;
+                    if (r) t.push_back(ms * 1000.f / (2 * (iters / 4)));
+                }
+                row[k] = med(t);
+            }
+            CK(cudaMemcpy(&sms[me], sm, sizeof(int), cudaMemcpyDeviceToHost));
+            int other;
+            if (write(sock, &sms[me], sizeof(int)) != sizeof(int) || read(sock, &other, sizeof(int)) != sizeof(int)) { perror("sm io"); exit(1); }
+            sms[1 - me] = other;
+            if (me == 0) printf("  G %3d  SM %3d/%3d: %.3f %.3f %.3f %.3f\n", G, sms[0], sms[1], row[0], row[1], row[2], row[3]);
+        }
     }
     if (me == 1) _exit(0);
     waitpid(pid, NULL, 0);

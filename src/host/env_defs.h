@@ -45,7 +45,7 @@ GSHMEMI_ENV_FIELD(COLL_ALLREAD_MIN, SIZE, uint64_t, 0,
                   "tuning: host/on-stream reductions on 2-member teams from this many bytes (not in "
                   "place, past the one-shot path) have each member read both sources whole instead "
                   "of owner-computes (0 = never)")
-GSHMEMI_ENV_FIELD(COLL_PUSH_MIN, SIZE, uint64_t, 0,
+GSHMEMI_ENV_FIELD(COLL_PUSH_MIN, SIZE, uint64_t, 32ull << 20,
                   "tuning: host/on-stream reductions on 2-member teams from this many bytes (not in "
                   "place, past the one-shot path) move data only by NVLink writes: each member "
                   "writes the half of its source the other owns into the other's dest, then "
