@@ -4,8 +4,19 @@
 #include "gshmem.h"
 #include "common.h"
 
+/* the SM each ping-pong kernel ran on: the same flag reads 0.15 us faster from an SM near
+ * its home L2 partition (bench/probe_nvlink), so library and raw variants compare only on
+ * one SM */
+__device__ int v_sm;
+__device__ __forceinline__ void record_sm() {
+    unsigned id;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+    v_sm = (int)id;
+}
+
 template <int V>
 __global__ void pp(long *flag, long *peer_flag, long start, int iters, int me) {
+    record_sm();
     for (int i = 0; i < iters; i++) {
         long v = start + i, cur;
         bool send_first = me == 0;
@@ -32,6 +43,7 @@ __global__ void pp(long *flag, long *peer_flag, long start, int iters, int me) {
 __constant__ long long c_delta;
 template <int V>
 __global__ void pp_const(long *flag, long start, int iters, int me) {
+    record_sm();
     for (int i = 0; i < iters; i++) {
         long v = start + i, cur;
         for (int phase = 0; phase < 2; phase++) {
@@ -56,6 +68,7 @@ __global__ void pp_const(long *flag, long start, int iters, int me) {
  * 2 raw store + gshmem wait */
 template <int V>
 __global__ void pp_lib(long *flag, long *peer_flag, long start, int iters, int me) {
+    record_sm();
     int peer = 1 - me;
     for (int i = 0; i < iters; i++) {
         long v = start + i, cur;
@@ -159,30 +172,53 @@ int main(void) {
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
-    long *flag = (long *)gshmem_calloc(1, sizeof(long));
-    long *pf = (long *)gshmem_ptr(flag, peer);
+    /* four flag placements 4 KiB apart; each variant's SM on both PEs is printed */
+    long *flags = (long *)gshmem_calloc(4 * 512, sizeof(long));
+    long *flag = flags, *pf = (long *)gshmem_ptr(flag, peer);
     long seq = 1;
     const int iters = 10000;
+    auto sms = [&]() {
+        int mine, all[2];
+        CK(cudaMemcpyFromSymbol(&mine, v_sm, sizeof mine));
+        int *sym = (int *)gshmem_malloc(2 * sizeof(int));
+        gshmem_int_p(sym + me, mine, 0);
+        gshmem_barrier_all();
+        if (me == 0) CK(cudaMemcpy(all, sym, sizeof all, cudaMemcpyDeviceToHost));
+        gshmem_barrier_all();
+        gshmem_free(sym);
+        static char buf[32];
+        snprintf(buf, sizeof buf, "SM %d/%d", me == 0 ? all[0] : -1, me == 0 ? all[1] : -1);
+        return buf;
+    };
     const char *ppn[3] = {"st.relaxed.sys + spin ld.acquire.sys", "st.relaxed.sys + spin ld.relaxed.sys, then ld.acquire", "st.volatile + spin ld.volatile"};
-    for (int v = 0; v < 3; v++) {
-        float ms = median_ms(e0, e1, [] { gshmem_barrier_all(); }, [&] {
-                if (v == 0) pp<0><<<1, 1>>>(flag, pf, seq, iters, me);
-                if (v == 1) pp<1><<<1, 1>>>(flag, pf, seq, iters, me);
-                if (v == 2) pp<2><<<1, 1>>>(flag, pf, seq, iters, me);
-            seq += iters;
-        });
-        if (me == 0) printf("ping-pong one-way %-55s %.3f us\n", ppn[v], ms * 1000.f / (2 * iters));
-    }
     const char *pln[3] = {"gshmem_long_p + gshmem_long_wait_until", "gshmem_long_p + raw spin", "raw store + gshmem_long_wait_until"};
-    for (int v = 0; v < 3; v++) {
-        float ms = median_ms(e0, e1, [] { gshmem_barrier_all(); }, [&] {
-                if (v == 0) pp_lib<0><<<1, 1>>>(flag, pf, seq, iters, me);
-                if (v == 1) pp_lib<1><<<1, 1>>>(flag, pf, seq, iters, me);
-                if (v == 2) pp_lib<2><<<1, 1>>>(flag, pf, seq, iters, me);
-            seq += iters;
-        });
-        if (me == 0) printf("ping-pong one-way %-55s %.3f us\n", pln[v], ms * 1000.f / (2 * iters));
+    for (int k = 0; k < 4; k++) {
+        flag = flags + 512 * k;
+        pf = (long *)gshmem_ptr(flag, peer);
+        if (me == 0) printf("flag placement %d (+%d KiB)\n", k, 4 * k);
+        for (int v = 0; v < 3; v++) {
+            float ms = median_ms(e0, e1, [] { gshmem_barrier_all(); }, [&] {
+                    if (v == 0) pp<0><<<1, 1>>>(flag, pf, seq, iters, me);
+                    if (v == 1) pp<1><<<1, 1>>>(flag, pf, seq, iters, me);
+                    if (v == 2) pp<2><<<1, 1>>>(flag, pf, seq, iters, me);
+                seq += iters;
+            });
+            const char *sm = sms();
+            if (me == 0) printf("ping-pong one-way %-55s %.3f us  %s\n", ppn[v], ms * 1000.f / (2 * iters), sm);
+        }
+        for (int v = 0; v < 3; v++) {
+            float ms = median_ms(e0, e1, [] { gshmem_barrier_all(); }, [&] {
+                    if (v == 0) pp_lib<0><<<1, 1>>>(flag, pf, seq, iters, me);
+                    if (v == 1) pp_lib<1><<<1, 1>>>(flag, pf, seq, iters, me);
+                    if (v == 2) pp_lib<2><<<1, 1>>>(flag, pf, seq, iters, me);
+                seq += iters;
+            });
+            const char *sm = sms();
+            if (me == 0) printf("ping-pong one-way %-55s %.3f us  %s\n", pln[v], ms * 1000.f / (2 * iters), sm);
+        }
     }
+    flag = flags;
+    pf = (long *)gshmem_ptr(flag, peer);
     long long delta = (long long)((char *)pf - (char *)flag);
     CK(cudaMemcpyToSymbol(c_delta, &delta, sizeof delta));
     const char *pcn[4] = {"const addr, spin acquire", "const addr, spin relaxed + acquire", "const addr, spin relaxed only (probe)", "const addr, spin relaxed + fence.acq_rel.sys"};
