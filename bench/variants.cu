@@ -64,6 +64,62 @@ __global__ void pp_const(long *flag, long start, int iters, int me) {
     }
 }
 
+/* Where the library's wait and p spend their time, piece by piece (the other side raw).
+ * pp_w, the waiting side: 0 gshmemi_wait (what wait_until runs); 1 bare loop of
+ * gshmemi_ld_acquire + gshmemi_compare; 2 the argument check, then the bare loop; 3 the
+ * bare loop inside the 256-poll structure without the deadline.
+ * pp_s, the storing side: 0 gshmem_long_p; 1 gshmemi_peer's address + raw store; 2 raw
+ * address + gshmemi_st_relaxed; 3 the address from the state without checks + raw store. */
+template <int V>
+__global__ void pp_w(long *flag, long *peer_flag, long start, int iters, int me) {
+    record_sm();
+    for (int i = 0; i < iters; i++) {
+        long v = start + i, cur;
+        for (int phase = 0; phase < 2; phase++) {
+            if ((me == 0) == (phase == 0)) {
+                asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(peer_flag), "l"(v) : "memory");
+            } else if (V == 0) {
+                gshmemi_wait<long>(flag, GSHMEM_CMP_EQ, v, "pp_w");
+            } else if (V == 3) {
+                for (bool done = false; !done;) {
+#pragma unroll 1
+                    for (int k = 0; k < 256; k++) {
+                        cur = gshmemi_ld_acquire(flag);
+                        if (gshmemi_compare(cur, GSHMEM_CMP_EQ, v)) { done = true; break; }
+                    }
+                }
+            } else {
+                if (V == 2) gshmemi_wait_check(flag, 1, GSHMEM_CMP_EQ, "pp_w");
+                do cur = gshmemi_ld_acquire(flag);
+                while (!gshmemi_compare(cur, GSHMEM_CMP_EQ, v));
+            }
+        }
+    }
+}
+template <int V>
+__global__ void pp_s(long *flag, long *peer_flag, long start, int iters, int me) {
+    record_sm();
+    int peer = 1 - me;
+    for (int i = 0; i < iters; i++) {
+        long v = start + i, cur;
+        for (int phase = 0; phase < 2; phase++) {
+            if ((me == 0) == (phase == 0)) {
+                if (V == 0) gshmem_long_p(flag, v, peer);
+                else if (V == 2) gshmemi_st_relaxed(peer_flag, v);
+                else {
+                    long *a = V == 1 ? gshmemi_peer(flag, peer, sizeof(long), "pp_s")
+                                     : (long *)((char *)flag + (size_t)gshmemi_slot_of(&gshmemi_dstate, peer) *
+                                                                   gshmemi_dstate.heap_window);
+                    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(a), "l"(v) : "memory");
+                }
+            } else {
+                do asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
+                while (cur != v);
+            }
+        }
+    }
+}
+
 /* library pieces: V=0 gshmem p + gshmem wait; 1 gshmem p + raw relaxed spin + acquire;
  * 2 raw store + gshmem wait */
 template <int V>
@@ -219,6 +275,24 @@ int main(void) {
     }
     flag = flags;
     pf = (long *)gshmem_ptr(flag, peer);
+    const char *pwn[4] = {"wait side: gshmemi_wait", "wait side: bare gshmemi_ld_acquire loop", "wait side: check + bare loop", "wait side: 256-poll loop, no deadline"};
+    const char *psn[4] = {"store side: gshmem_long_p", "store side: gshmemi_peer + raw store", "store side: raw address + gshmemi_st_relaxed", "store side: unchecked address + raw store"};
+    for (int w = 0; w < 2; w++)
+        for (int v = 0; v < 4; v++) {
+            float ms = median_ms(e0, e1, [] { gshmem_barrier_all(); }, [&] {
+                    if (w == 0 && v == 0) pp_w<0><<<1, 1>>>(flag, pf, seq, iters, me);
+                    if (w == 0 && v == 1) pp_w<1><<<1, 1>>>(flag, pf, seq, iters, me);
+                    if (w == 0 && v == 2) pp_w<2><<<1, 1>>>(flag, pf, seq, iters, me);
+                    if (w == 0 && v == 3) pp_w<3><<<1, 1>>>(flag, pf, seq, iters, me);
+                    if (w == 1 && v == 0) pp_s<0><<<1, 1>>>(flag, pf, seq, iters, me);
+                    if (w == 1 && v == 1) pp_s<1><<<1, 1>>>(flag, pf, seq, iters, me);
+                    if (w == 1 && v == 2) pp_s<2><<<1, 1>>>(flag, pf, seq, iters, me);
+                    if (w == 1 && v == 3) pp_s<3><<<1, 1>>>(flag, pf, seq, iters, me);
+                seq += iters;
+            });
+            const char *sm = sms();
+            if (me == 0) printf("ping-pong one-way %-55s %.3f us  %s\n", w ? psn[v] : pwn[v], ms * 1000.f / (2 * iters), sm);
+        }
     long long delta = (long long)((char *)pf - (char *)flag);
     CK(cudaMemcpyToSymbol(c_delta, &delta, sizeof delta));
     const char *pcn[4] = {"const addr, spin acquire", "const addr, spin relaxed + acquire", "const addr, spin relaxed only (probe)", "const addr, spin relaxed + fence.acq_rel.sys"};
