@@ -69,7 +69,24 @@ __global__ void pp_const(long *flag, long start, int iters, int me) {
  * gshmemi_ld_acquire + gshmemi_compare; 2 the argument check, then the bare loop; 3 the
  * bare loop inside the 256-poll structure without the deadline.
  * pp_s, the storing side: 0 gshmem_long_p; 1 gshmemi_peer's address + raw store; 2 raw
- * address + gshmemi_st_relaxed; 3 the address from the state without checks + raw store. */
+ * address + gshmemi_st_relaxed; 3 the address from the state without checks + raw store.
+ * 4 (both sides): the library's checks with a bare trap as their failure path (no call);
+ * 5: the checks calling a function without arguments (a fixed message) on failure. */
+static __device__ __noinline__ void v_fail0(void) {
+    printf("variants: a check failed\n");
+    __trap();
+}
+template <int FAIL> __device__ __forceinline__ void v_check(const long *p, int pe, bool peer_check) {
+    const gshmemi_device_state *st = &gshmemi_dstate;
+    const char *c = (const char *)p;
+    bool out = c < st->heap_base || c + 8 > st->heap_base + st->heap_mapped;
+    bool bad = (st->version != GSHMEMI_STATE_VERSION) | ((st->debug >= 2) & out);
+    if (peer_check) bad |= (unsigned)pe >= (unsigned)st->npes;
+    if (bad) {
+        if (FAIL == 4) __trap();
+        else v_fail0();
+    }
+}
 template <int V>
 __global__ void pp_w(long *flag, long *peer_flag, long start, int iters, int me) {
     record_sm();
@@ -80,6 +97,10 @@ __global__ void pp_w(long *flag, long *peer_flag, long start, int iters, int me)
                 asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(peer_flag), "l"(v) : "memory");
             } else if (V == 0) {
                 gshmemi_wait<long>(flag, GSHMEM_CMP_EQ, v, "pp_w");
+            } else if (V >= 4) {
+                v_check<V>(flag, 0, false);
+                do cur = gshmemi_ld_acquire(flag);
+                while (!gshmemi_compare(cur, GSHMEM_CMP_EQ, v));
             } else if (V == 3) {
                 for (bool done = false; !done;) {
 #pragma unroll 1
@@ -106,6 +127,16 @@ __global__ void pp_s(long *flag, long *peer_flag, long start, int iters, int me)
             if ((me == 0) == (phase == 0)) {
                 if (V == 0) gshmem_long_p(flag, v, peer);
                 else if (V == 2) gshmemi_st_relaxed(peer_flag, v);
+                else if (V >= 4) {
+                    v_check<V>(flag, peer, true);
+                    int slot = gshmemi_slot_of(&gshmemi_dstate, peer);
+                    if (slot < 0) {
+                        if (V == 4) __trap();
+                        else v_fail0();
+                    }
+                    long *a = (long *)((char *)flag + (size_t)slot * gshmemi_dstate.heap_window);
+                    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(a), "l"(v) : "memory");
+                }
                 else {
                     long *a = V == 1 ? gshmemi_peer(flag, peer, sizeof(long), "pp_s")
                                      : (long *)((char *)flag + (size_t)gshmemi_slot_of(&gshmemi_dstate, peer) *
@@ -275,10 +306,12 @@ int main(void) {
     }
     flag = flags;
     pf = (long *)gshmem_ptr(flag, peer);
-    const char *pwn[4] = {"wait side: gshmemi_wait", "wait side: bare gshmemi_ld_acquire loop", "wait side: check + bare loop", "wait side: 256-poll loop, no deadline"};
-    const char *psn[4] = {"store side: gshmem_long_p", "store side: gshmemi_peer + raw store", "store side: raw address + gshmemi_st_relaxed", "store side: unchecked address + raw store"};
+    const char *pwn[6] = {"wait side: gshmemi_wait", "wait side: bare gshmemi_ld_acquire loop", "wait side: check + bare loop", "wait side: 256-poll loop, no deadline",
+                          "wait side: check (trap on failure) + bare loop", "wait side: check (argument-free call) + bare loop"};
+    const char *psn[6] = {"store side: gshmem_long_p", "store side: gshmemi_peer + raw store", "store side: raw address + gshmemi_st_relaxed", "store side: unchecked address + raw store",
+                          "store side: checks (trap on failure) + raw store", "store side: checks (argument-free call) + raw store"};
     for (int w = 0; w < 2; w++)
-        for (int v = 0; v < 4; v++) {
+        for (int v = 0; v < 6; v++) {
             float ms = median_ms(e0, e1, [] { gshmem_barrier_all(); }, [&] {
                     if (w == 0 && v == 0) pp_w<0><<<1, 1>>>(flag, pf, seq, iters, me);
                     if (w == 0 && v == 1) pp_w<1><<<1, 1>>>(flag, pf, seq, iters, me);
@@ -288,6 +321,10 @@ int main(void) {
                     if (w == 1 && v == 1) pp_s<1><<<1, 1>>>(flag, pf, seq, iters, me);
                     if (w == 1 && v == 2) pp_s<2><<<1, 1>>>(flag, pf, seq, iters, me);
                     if (w == 1 && v == 3) pp_s<3><<<1, 1>>>(flag, pf, seq, iters, me);
+                    if (w == 0 && v == 4) pp_w<4><<<1, 1>>>(flag, pf, seq, iters, me);
+                    if (w == 0 && v == 5) pp_w<5><<<1, 1>>>(flag, pf, seq, iters, me);
+                    if (w == 1 && v == 4) pp_s<4><<<1, 1>>>(flag, pf, seq, iters, me);
+                    if (w == 1 && v == 5) pp_s<5><<<1, 1>>>(flag, pf, seq, iters, me);
                 seq += iters;
             });
             const char *sm = sms();
