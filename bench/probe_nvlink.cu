@@ -20,6 +20,19 @@
 enum { MEM_CUDAMALLOC, MEM_VMM, MEM_VMM_RDMA, N_MEM };
 static const char *mem_name[] = {"cudaMalloc+peer", "VMM", "VMM+rdmaflag"};
 
+/* VMM memory on `dev` as gshmem's heap makes it (exportable as a file descriptor); *gran is
+ * the recommended granularity */
+static CUmemAllocationProp vmm_prop(int dev, bool rdma, size_t *gran) {
+    CUmemAllocationProp prop = {};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = dev;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    if (rdma) prop.allocFlags.gpuDirectRDMACapable = 1;
+    CU(cuMemGetAllocationGranularity(gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
+    return prop;
+}
+
 /* allocate `size` on `dev`, accessible from both GPUs */
 static void *alloc_on(int kind, int dev, size_t size) {
     CK(cudaSetDevice(dev));
@@ -28,14 +41,8 @@ static void *alloc_on(int kind, int dev, size_t size) {
         CK(cudaMalloc(&p, size));
         return p;
     }
-    CUmemAllocationProp prop = {};
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = dev;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    if (kind == MEM_VMM_RDMA) prop.allocFlags.gpuDirectRDMACapable = 1;
     size_t gran;
-    CU(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
+    CUmemAllocationProp prop = vmm_prop(dev, kind == MEM_VMM_RDMA, &gran);
     size = (size + gran - 1) / gran * gran;
     CUmemGenericAllocationHandle h;
     CU(cuMemCreate(&h, size, &prop, 0));
@@ -55,7 +62,7 @@ static void *alloc_on(int kind, int dev, size_t size) {
 /* ---- latency kernels -------------------------------------------------------------------- */
 /* V: 0 spin ld.acquire.sys, 1 spin ld.relaxed.sys then one acquire, 2 spin ld.volatile */
 template <int V>
-__global__ void pingpong(volatile long *mine, long *theirs, long start, int iters, int first) {
+__device__ __forceinline__ void pingpong_loop(volatile long *mine, long *theirs, long start, int iters, int first) {
     for (int i = 0; i < iters; i++) {
         long v = start + i, cur;
         for (int ph = 0; ph < 2; ph++) {
@@ -72,6 +79,10 @@ __global__ void pingpong(volatile long *mine, long *theirs, long start, int iter
         }
     }
 }
+template <int V>
+__global__ void pingpong(volatile long *mine, long *theirs, long start, int iters, int first) {
+    pingpong_loop<V>(mine, theirs, start, iters, first);
+}
 
 /* The same ping-pong run by the last block of the grid only (the grid's size moves it to
  * another SM), which records its SM in *sm. */
@@ -80,17 +91,7 @@ __global__ void pingpong_last(volatile long *mine, long *theirs, long start, int
     unsigned id;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
     *sm = (int)id;
-    for (int i = 0; i < iters; i++) {
-        long v = start + i, cur;
-        for (int ph = 0; ph < 2; ph++) {
-            if ((ph == 0) == (first != 0)) {
-                asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(theirs), "l"(v) : "memory");
-            } else {
-                do asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(mine) : "memory");
-                while (cur != v);
-            }
-        }
-    }
+    pingpong_loop<0>(mine, theirs, start, iters, first);
 }
 
 __global__ void chase(const long *next, int iters, long *out) {
@@ -325,13 +326,8 @@ static long *tp_alloc(int kind, size_t size, int me, int sock, long **theirs) {
         CK(cudaIpcOpenMemHandle((void **)theirs, ph, cudaIpcMemLazyEnablePeerAccess));
         return mine;
     }
-    CUmemAllocationProp prop = {};
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = me;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     size_t gran;
-    CU(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
+    CUmemAllocationProp prop = vmm_prop(me, false, &gran);
     CUmemGenericAllocationHandle h, ph;
     CU(cuMemCreate(&h, size, &prop, 0));
     int fd = -1;
@@ -377,6 +373,24 @@ static void two_process(void) {
     CK(cudaEventCreate(&b));
     unsigned long long *out;
     CK(cudaMalloc(&out, 8));
+    long seq = 1;
+    /* median one-way us of 5 timed launches (one warm-up) of a ping-pong of n round trips,
+     * each started by a host rendezvous so both kernels start together */
+    auto time_pp = [&](int n, auto launch) {
+        std::vector<float> t;
+        for (int k = 0; k < 6; k++) {
+            sock_sync(sock);
+            CK(cudaEventRecord(a));
+            launch(n);
+            CK(cudaEventRecord(b));
+            CK(cudaEventSynchronize(b));
+            float ms;
+            CK(cudaEventElapsedTime(&ms, a, b));
+            seq += n;
+            if (k) t.push_back(ms * 1000.f / (2 * n));
+        }
+        return med(t);
+    };
     if (me == 0) printf("two processes: %-24s %6s %10s %10s %10s\n", "memory", "MiB", "pp_acq", "pp_vol", "fadd_rt");
     /* three passes over the kinds, so a warming GPU shows as a trend, not as a kind */
     for (int pass = 0; pass < 3; pass++)
@@ -384,24 +398,9 @@ static void two_process(void) {
     for (size_t mib : {2ul, 64ul}) {
         if (kind == TP_IPC && mib != 2) continue;
         long *theirs, *mine = tp_alloc(kind, mib << 20, me, sock, &theirs);
-        long seq = 1;
-        float res[3];
-        for (int V = 0; V < 2; V++) {
-            std::vector<float> t;
-            for (int k = 0; k < 6; k++) {
-                sock_sync(sock);   /* rendezvous on the host so both kernels start together */
-                CK(cudaEventRecord(a));
-                if (V == 0) pingpong<0><<<1, 1>>>(mine, theirs, seq, iters, me == 0);
-                else pingpong<2><<<1, 1>>>(mine, theirs, seq, iters, me == 0);
-                CK(cudaEventRecord(b));
-                CK(cudaEventSynchronize(b));
-                float ms;
-                CK(cudaEventElapsedTime(&ms, a, b));
-                seq += iters;
-                if (k) t.push_back(ms * 1000.f / (2 * iters));
-            }
-            res[V] = med(t);
-        }
+        float res[2];
+        res[0] = time_pp(iters, [&](int n) { pingpong<0><<<1, 1>>>(mine, theirs, seq, n, me == 0); });
+        res[1] = time_pp(iters, [&](int n) { pingpong<2><<<1, 1>>>(mine, theirs, seq, n, me == 0); });
         std::vector<float> tf;
         for (int k = 0; k < 6 && me == 0; k++) {
             CK(cudaEventRecord(a));
@@ -417,65 +416,33 @@ static void two_process(void) {
     }
     /* Does the flags' address matter? The same ping-pong with both flags at offset `off` of
      * a 64 MiB mapping in gshmem's layout: lines of one page, pages of one chunk. */
-    {
-        long *theirs, *mine = tp_alloc(TP_VMM_LAYOUT, 64ull << 20, me, sock, &theirs);
-        long seq = 1;
-        if (me == 0) printf("two processes: ping-pong one-way by flag offset (us)\n");
-        for (size_t step : {512ul, 64ul << 10, 2ul << 20}) {
-            std::vector<float> row;
-            for (int k = 0; k < 16; k++) {
-                size_t off = k * step / sizeof(long);
-                std::vector<float> t;
-                for (int r = 0; r < 6; r++) {
-                    sock_sync(sock);
-                    CK(cudaEventRecord(a));
-                    pingpong<0><<<1, 1>>>(mine + off, theirs + off, seq, iters / 4, me == 0);
-                    CK(cudaEventRecord(b));
-                    CK(cudaEventSynchronize(b));
-                    float ms;
-                    CK(cudaEventElapsedTime(&ms, a, b));
-                    seq += iters / 4;
-                    if (r) t.push_back(ms * 1000.f / (2 * (iters / 4)));
-                }
-                row.push_back(med(t));
-            }
-            if (me == 0) {
-                printf("  step %8zu B:", step);
-                for (float v : row) printf(" %.3f", v);
-                printf("\n");
-            }
+    long *theirs, *mine = tp_alloc(TP_VMM_LAYOUT, 64ull << 20, me, sock, &theirs);
+    if (me == 0) printf("two processes: ping-pong one-way by flag offset (us)\n");
+    for (size_t step : {512ul, 64ul << 10, 2ul << 20}) {
+        if (me == 0) printf("  step %8zu B:", step);
+        for (int k = 0; k < 16; k++) {
+            size_t off = k * step / sizeof(long);
+            float us = time_pp(iters / 4, [&](int n) { pingpong<0><<<1, 1>>>(mine + off, theirs + off, seq, n, me == 0); });
+            if (me == 0) printf(" %.3f", us);
         }
-        sock_sync(sock);
-        /* ... and does it depend on the SM that polls? The last block of grids of G blocks
-         * (on both GPUs) runs it, at four flag offsets 4 KiB apart */
-        int *sm;
-        CK(cudaMalloc(&sm, sizeof(int)));
-        if (me == 0) printf("two processes: ping-pong one-way by polling SM (PE0 SM/PE1 SM) and flag offset (us)\n");
-        for (int G : {1, 2, 5, 17, 33, 66, 100, 132}) {
-            float row[4];
-            int sms[2] = {-1, -1};
-            for (int k = 0; k < 4; k++) {
-                size_t off = k * 4096 / sizeof(long);
-                std::vector<float> t;
-                for (int r = 0; r < 6; r++) {
-                    sock_sync(sock);
-                    CK(cudaEventRecord(a));
-                    pingpong_last<<<G, 1>>>(mine + off, theirs + off, seq, iters / 4, me == 0, sm);
-                    CK(cudaEventRecord(b));
-                    CK(cudaEventSynchronize(b));
-                    float ms;
-                    CK(cudaEventElapsedTime(&ms, a, b));
-                    seq += iters / 4;
-                    if (r) t.push_back(ms * 1000.f / (2 * (iters / 4)));
-                }
-                row[k] = med(t);
-            }
-            CK(cudaMemcpy(&sms[me], sm, sizeof(int), cudaMemcpyDeviceToHost));
-            int other;
-            if (write(sock, &sms[me], sizeof(int)) != sizeof(int) || read(sock, &other, sizeof(int)) != sizeof(int)) { perror("sm io"); exit(1); }
-            sms[1 - me] = other;
-            if (me == 0) printf("  G %3d  SM %3d/%3d: %.3f %.3f %.3f %.3f\n", G, sms[0], sms[1], row[0], row[1], row[2], row[3]);
+        if (me == 0) printf("\n");
+    }
+    sock_sync(sock);
+    /* ... and does it depend on the SM that polls? The last block of grids of G blocks
+     * (on both GPUs) runs it, at four flag offsets 4 KiB apart */
+    int *sm;
+    CK(cudaMalloc(&sm, sizeof(int)));
+    if (me == 0) printf("two processes: ping-pong one-way by polling SM (PE0 SM/PE1 SM) and flag offset (us)\n");
+    for (int G : {1, 2, 5, 17, 33, 66, 100, 132}) {
+        float row[4];
+        for (int k = 0; k < 4; k++) {
+            size_t off = k * 4096 / sizeof(long);
+            row[k] = time_pp(iters / 4, [&](int n) { pingpong_last<<<G, 1>>>(mine + off, theirs + off, seq, n, me == 0, sm); });
         }
+        int sms[2];
+        CK(cudaMemcpy(&sms[me], sm, sizeof(int), cudaMemcpyDeviceToHost));
+        if (write(sock, &sms[me], sizeof(int)) != sizeof(int) || read(sock, &sms[1 - me], sizeof(int)) != sizeof(int)) { perror("sm io"); exit(1); }
+        if (me == 0) printf("  G %3d  SM %3d/%3d: %.3f %.3f %.3f %.3f\n", G, sms[0], sms[1], row[0], row[1], row[2], row[3]);
     }
     if (me == 1) _exit(0);
     waitpid(pid, NULL, 0);

@@ -14,26 +14,42 @@ __device__ __forceinline__ void record_sm() {
     v_sm = (int)id;
 }
 
-template <int V>
-__global__ void pp(long *flag, long *peer_flag, long start, int iters, int me) {
+/* Every ping-pong below is this loop (PE 0 sends first) with other send and wait steps:
+ * send(v) puts v into the peer's flag, wait(v) waits until my flag holds v. */
+template <class Send, class Wait>
+__device__ __forceinline__ void pp_loop(long start, int iters, int me, Send send, Wait wait) {
     record_sm();
     for (int i = 0; i < iters; i++) {
-        long v = start + i, cur;
-        bool send_first = me == 0;
+        long v = start + i;
         for (int phase = 0; phase < 2; phase++) {
-            if (send_first == (phase == 0)) {
-                if (V == 2) asm volatile("st.volatile.global.u64 [%0], %1;" ::"l"(peer_flag), "l"(v) : "memory");
-                else asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(peer_flag), "l"(v) : "memory");
-            } else {
-                do {
-                    if (V == 0) asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
-                    else if (V == 1) asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
-                    else asm volatile("ld.volatile.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
-                } while (cur != v);
-                if (V == 1) asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
-            }
+            if ((me == 0) == (phase == 0)) send(v);
+            else wait(v);
         }
     }
+}
+__device__ __forceinline__ void raw_store(long *p, long v) {
+    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+/* raw spins: 0 ld.acquire.sys; 1 ld.relaxed.sys, then one acquire; 2 ld.volatile; 3
+ * ld.relaxed.sys only (not a valid acquire: a probe); 4 ld.relaxed.sys + fence.acq_rel.sys */
+template <int V> __device__ __forceinline__ void raw_spin(long *flag, long v) {
+    long cur;
+    do {
+        if (V == 0) asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
+        else if (V == 2) asm volatile("ld.volatile.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
+        else asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
+    } while (cur != v);
+    if (V == 1) asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
+    if (V == 4) asm volatile("fence.acq_rel.sys;" ::: "memory");
+}
+
+/* raw instructions both sides: V as raw_spin 0..2 (2 also stores with st.volatile) */
+template <int V>
+__global__ void pp(long *flag, long *peer_flag, long start, int iters, int me) {
+    pp_loop(start, iters, me, [&](long v) {
+        if (V == 2) asm volatile("st.volatile.global.u64 [%0], %1;" ::"l"(peer_flag), "l"(v) : "memory");
+        else raw_store(peer_flag, v);
+    }, [&](long v) { raw_spin<V>(flag, v); });
 }
 
 /* Where does the library's extra time go? The store address comes from a __constant__
@@ -42,26 +58,12 @@ __global__ void pp(long *flag, long *peer_flag, long start, int iters, int me) {
  * relaxed + fence.acq_rel.sys. */
 __constant__ long long c_delta;
 template <int V>
-__global__ void pp_const(long *flag, long start, int iters, int me) {
-    record_sm();
-    for (int i = 0; i < iters; i++) {
-        long v = start + i, cur;
-        for (int phase = 0; phase < 2; phase++) {
-            if ((me == 0) == (phase == 0)) {
-                long long d;   /* re-read each time, as the library's state is after a wait */
-                asm volatile("ld.const.u64 %0, [c_delta];" : "=l"(d) :: "memory");
-                long *pf = (long *)((char *)flag + d);
-                asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(pf), "l"(v) : "memory");
-            } else {
-                do {
-                    if (V == 0) asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
-                    else asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
-                } while (cur != v);
-                if (V == 1) asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
-                if (V == 3) asm volatile("fence.acq_rel.sys;" ::: "memory");
-            }
-        }
-    }
+__global__ void pp_const(long *flag, long *, long start, int iters, int me) {
+    pp_loop(start, iters, me, [&](long v) {
+        long long d;   /* re-read each time, as the library's state is after a wait */
+        asm volatile("ld.const.u64 %0, [c_delta];" : "=l"(d) :: "memory");
+        raw_store((long *)((char *)flag + d), v);
+    }, [&](long v) { raw_spin<V == 0 ? 0 : V == 1 ? 1 : V == 2 ? 3 : 4>(flag, v); });
 }
 
 /* Where the library's wait and p spend their time, piece by piece (the other side raw).
@@ -76,102 +78,68 @@ static __device__ __noinline__ void v_fail0(void) {
     printf("variants: a check failed\n");
     __trap();
 }
+template <int FAIL> __device__ __forceinline__ void v_fail() {
+    if (FAIL == 4) __trap();
+    else v_fail0();
+}
 template <int FAIL> __device__ __forceinline__ void v_check(const long *p, int pe, bool peer_check) {
     const gshmemi_device_state *st = &gshmemi_dstate;
     const char *c = (const char *)p;
     bool out = c < st->heap_base || c + 8 > st->heap_base + st->heap_mapped;
     bool bad = (st->version != GSHMEMI_STATE_VERSION) | ((st->debug >= 2) & out);
     if (peer_check) bad |= (unsigned)pe >= (unsigned)st->npes;
-    if (bad) {
-        if (FAIL == 4) __trap();
-        else v_fail0();
-    }
+    if (bad) v_fail<FAIL>();
 }
 template <int V>
 __global__ void pp_w(long *flag, long *peer_flag, long start, int iters, int me) {
-    record_sm();
-    for (int i = 0; i < iters; i++) {
-        long v = start + i, cur;
-        for (int phase = 0; phase < 2; phase++) {
-            if ((me == 0) == (phase == 0)) {
-                asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(peer_flag), "l"(v) : "memory");
-            } else if (V == 0) {
-                gshmemi_wait<long>(flag, GSHMEM_CMP_EQ, v, "pp_w");
-            } else if (V >= 4) {
-                v_check<V>(flag, 0, false);
-                do cur = gshmemi_ld_acquire(flag);
-                while (!gshmemi_compare(cur, GSHMEM_CMP_EQ, v));
-            } else if (V == 3) {
-                for (bool done = false; !done;) {
+    pp_loop(start, iters, me, [&](long v) { raw_store(peer_flag, v); }, [&](long v) {
+        long cur;
+        if (V == 0) {
+            gshmemi_wait<long>(flag, GSHMEM_CMP_EQ, v, "pp_w");
+        } else if (V == 3) {
+            for (bool done = false; !done;) {
 #pragma unroll 1
-                    for (int k = 0; k < 256; k++) {
-                        cur = gshmemi_ld_acquire(flag);
-                        if (gshmemi_compare(cur, GSHMEM_CMP_EQ, v)) { done = true; break; }
-                    }
+                for (int k = 0; k < 256; k++) {
+                    cur = gshmemi_ld_acquire(flag);
+                    if (gshmemi_compare(cur, GSHMEM_CMP_EQ, v)) { done = true; break; }
                 }
-            } else {
-                if (V == 2) gshmemi_wait_check(flag, 1, GSHMEM_CMP_EQ, "pp_w");
-                do cur = gshmemi_ld_acquire(flag);
-                while (!gshmemi_compare(cur, GSHMEM_CMP_EQ, v));
             }
+        } else {
+            if (V == 2) gshmemi_wait_check(flag, 1, GSHMEM_CMP_EQ, "pp_w");
+            if (V >= 4) v_check<V>(flag, 0, false);
+            do cur = gshmemi_ld_acquire(flag);
+            while (!gshmemi_compare(cur, GSHMEM_CMP_EQ, v));
         }
-    }
+    });
 }
 template <int V>
 __global__ void pp_s(long *flag, long *peer_flag, long start, int iters, int me) {
-    record_sm();
-    int peer = 1 - me;
-    for (int i = 0; i < iters; i++) {
-        long v = start + i, cur;
-        for (int phase = 0; phase < 2; phase++) {
-            if ((me == 0) == (phase == 0)) {
-                if (V == 0) gshmem_long_p(flag, v, peer);
-                else if (V == 2) gshmemi_st_relaxed(peer_flag, v);
-                else if (V >= 4) {
-                    v_check<V>(flag, peer, true);
-                    int slot = gshmemi_slot_of(&gshmemi_dstate, peer);
-                    if (slot < 0) {
-                        if (V == 4) __trap();
-                        else v_fail0();
-                    }
-                    long *a = (long *)((char *)flag + (size_t)slot * gshmemi_dstate.heap_window);
-                    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(a), "l"(v) : "memory");
-                }
-                else {
-                    long *a = V == 1 ? gshmemi_peer(flag, peer, sizeof(long), "pp_s")
-                                     : (long *)((char *)flag + (size_t)gshmemi_slot_of(&gshmemi_dstate, peer) *
-                                                                   gshmemi_dstate.heap_window);
-                    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(a), "l"(v) : "memory");
-                }
-            } else {
-                do asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
-                while (cur != v);
-            }
+    const int peer = 1 - me;
+    pp_loop(start, iters, me, [&](long v) {
+        if (V == 0) gshmem_long_p(flag, v, peer);
+        else if (V == 1) raw_store(gshmemi_peer(flag, peer, sizeof(long), "pp_s"), v);
+        else if (V == 2) gshmemi_st_relaxed(peer_flag, v);
+        else {
+            if (V >= 4) v_check<V>(flag, peer, true);
+            int slot = gshmemi_slot_of(&gshmemi_dstate, peer);
+            if (V >= 4 && slot < 0) v_fail<V>();
+            raw_store((long *)((char *)flag + (size_t)slot * gshmemi_dstate.heap_window), v);
         }
-    }
+    }, [&](long v) { raw_spin<0>(flag, v); });
 }
 
 /* library pieces: V=0 gshmem p + gshmem wait; 1 gshmem p + raw relaxed spin + acquire;
  * 2 raw store + gshmem wait */
 template <int V>
 __global__ void pp_lib(long *flag, long *peer_flag, long start, int iters, int me) {
-    record_sm();
-    int peer = 1 - me;
-    for (int i = 0; i < iters; i++) {
-        long v = start + i, cur;
-        for (int phase = 0; phase < 2; phase++) {
-            if ((me == 0) == (phase == 0)) {
-                if (V == 2) asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(peer_flag), "l"(v) : "memory");
-                else gshmem_long_p(flag, v, peer);
-            } else if (V == 1) {
-                do asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
-                while (cur != v);
-                asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(cur) : "l"(flag) : "memory");
-            } else {
-                gshmem_long_wait_until(flag, GSHMEM_CMP_EQ, v);
-            }
-        }
-    }
+    const int peer = 1 - me;
+    pp_loop(start, iters, me, [&](long v) {
+        if (V == 2) raw_store(peer_flag, v);
+        else gshmem_long_p(flag, v, peer);
+    }, [&](long v) {
+        if (V == 1) raw_spin<1>(flag, v);
+        else gshmem_long_wait_until(flag, GSHMEM_CMP_EQ, v);
+    });
 }
 
 template <int V>
@@ -277,32 +245,25 @@ int main(void) {
         snprintf(buf, sizeof buf, "SM %d/%d", me == 0 ? all[0] : -1, me == 0 ? all[1] : -1);
         return buf;
     };
+    /* times one ping-pong launch (iters round trips) and prints it with the SMs it ran on */
+    auto time_pp = [&](const char *name, auto launch) {
+        float ms = median_ms(e0, e1, [] { gshmem_barrier_all(); }, [&] {
+            launch();
+            seq += iters;
+        });
+        const char *sm = sms();
+        if (me == 0) printf("ping-pong one-way %-55s %.3f us  %s\n", name, ms * 1000.f / (2 * iters), sm);
+    };
     const char *ppn[3] = {"st.relaxed.sys + spin ld.acquire.sys", "st.relaxed.sys + spin ld.relaxed.sys, then ld.acquire", "st.volatile + spin ld.volatile"};
     const char *pln[3] = {"gshmem_long_p + gshmem_long_wait_until", "gshmem_long_p + raw spin", "raw store + gshmem_long_wait_until"};
+    typedef void (*pp_kernel)(long *, long *, long, int, int);
+    const pp_kernel ppk[3] = {pp<0>, pp<1>, pp<2>}, plk[3] = {pp_lib<0>, pp_lib<1>, pp_lib<2>};
     for (int k = 0; k < 4; k++) {
         flag = flags + 512 * k;
         pf = (long *)gshmem_ptr(flag, peer);
         if (me == 0) printf("flag placement %d (+%d KiB)\n", k, 4 * k);
-        for (int v = 0; v < 3; v++) {
-            float ms = median_ms(e0, e1, [] { gshmem_barrier_all(); }, [&] {
-                    if (v == 0) pp<0><<<1, 1>>>(flag, pf, seq, iters, me);
-                    if (v == 1) pp<1><<<1, 1>>>(flag, pf, seq, iters, me);
-                    if (v == 2) pp<2><<<1, 1>>>(flag, pf, seq, iters, me);
-                seq += iters;
-            });
-            const char *sm = sms();
-            if (me == 0) printf("ping-pong one-way %-55s %.3f us  %s\n", ppn[v], ms * 1000.f / (2 * iters), sm);
-        }
-        for (int v = 0; v < 3; v++) {
-            float ms = median_ms(e0, e1, [] { gshmem_barrier_all(); }, [&] {
-                    if (v == 0) pp_lib<0><<<1, 1>>>(flag, pf, seq, iters, me);
-                    if (v == 1) pp_lib<1><<<1, 1>>>(flag, pf, seq, iters, me);
-                    if (v == 2) pp_lib<2><<<1, 1>>>(flag, pf, seq, iters, me);
-                seq += iters;
-            });
-            const char *sm = sms();
-            if (me == 0) printf("ping-pong one-way %-55s %.3f us  %s\n", pln[v], ms * 1000.f / (2 * iters), sm);
-        }
+        for (int v = 0; v < 6; v++)
+            time_pp(v < 3 ? ppn[v] : pln[v - 3], [&] { (v < 3 ? ppk[v] : plk[v - 3])<<<1, 1>>>(flag, pf, seq, iters, me); });
     }
     flag = flags;
     pf = (long *)gshmem_ptr(flag, peer);
@@ -310,39 +271,15 @@ int main(void) {
                           "wait side: check (trap on failure) + bare loop", "wait side: check (argument-free call) + bare loop"};
     const char *psn[6] = {"store side: gshmem_long_p", "store side: gshmemi_peer + raw store", "store side: raw address + gshmemi_st_relaxed", "store side: unchecked address + raw store",
                           "store side: checks (trap on failure) + raw store", "store side: checks (argument-free call) + raw store"};
-    for (int w = 0; w < 2; w++)
-        for (int v = 0; v < 6; v++) {
-            float ms = median_ms(e0, e1, [] { gshmem_barrier_all(); }, [&] {
-                    if (w == 0 && v == 0) pp_w<0><<<1, 1>>>(flag, pf, seq, iters, me);
-                    if (w == 0 && v == 1) pp_w<1><<<1, 1>>>(flag, pf, seq, iters, me);
-                    if (w == 0 && v == 2) pp_w<2><<<1, 1>>>(flag, pf, seq, iters, me);
-                    if (w == 0 && v == 3) pp_w<3><<<1, 1>>>(flag, pf, seq, iters, me);
-                    if (w == 1 && v == 0) pp_s<0><<<1, 1>>>(flag, pf, seq, iters, me);
-                    if (w == 1 && v == 1) pp_s<1><<<1, 1>>>(flag, pf, seq, iters, me);
-                    if (w == 1 && v == 2) pp_s<2><<<1, 1>>>(flag, pf, seq, iters, me);
-                    if (w == 1 && v == 3) pp_s<3><<<1, 1>>>(flag, pf, seq, iters, me);
-                    if (w == 0 && v == 4) pp_w<4><<<1, 1>>>(flag, pf, seq, iters, me);
-                    if (w == 0 && v == 5) pp_w<5><<<1, 1>>>(flag, pf, seq, iters, me);
-                    if (w == 1 && v == 4) pp_s<4><<<1, 1>>>(flag, pf, seq, iters, me);
-                    if (w == 1 && v == 5) pp_s<5><<<1, 1>>>(flag, pf, seq, iters, me);
-                seq += iters;
-            });
-            const char *sm = sms();
-            if (me == 0) printf("ping-pong one-way %-55s %.3f us  %s\n", w ? psn[v] : pwn[v], ms * 1000.f / (2 * iters), sm);
-        }
+    const pp_kernel pwk[6] = {pp_w<0>, pp_w<1>, pp_w<2>, pp_w<3>, pp_w<4>, pp_w<5>};
+    const pp_kernel psk[6] = {pp_s<0>, pp_s<1>, pp_s<2>, pp_s<3>, pp_s<4>, pp_s<5>};
+    for (int v = 0; v < 12; v++)
+        time_pp(v < 6 ? pwn[v] : psn[v - 6], [&] { (v < 6 ? pwk[v] : psk[v - 6])<<<1, 1>>>(flag, pf, seq, iters, me); });
     long long delta = (long long)((char *)pf - (char *)flag);
     CK(cudaMemcpyToSymbol(c_delta, &delta, sizeof delta));
     const char *pcn[4] = {"const addr, spin acquire", "const addr, spin relaxed + acquire", "const addr, spin relaxed only (probe)", "const addr, spin relaxed + fence.acq_rel.sys"};
-    for (int v = 0; v < 4; v++) {
-        float ms = median_ms(e0, e1, [] { gshmem_barrier_all(); }, [&] {
-                if (v == 0) pp_const<0><<<1, 1>>>(flag, seq, iters, me);
-                if (v == 1) pp_const<1><<<1, 1>>>(flag, seq, iters, me);
-                if (v == 2) pp_const<2><<<1, 1>>>(flag, seq, iters, me);
-                if (v == 3) pp_const<3><<<1, 1>>>(flag, seq, iters, me);
-            seq += iters;
-        });
-        if (me == 0) printf("ping-pong one-way %-55s %.3f us\n", pcn[v], ms * 1000.f / (2 * iters));
-    }
+    const pp_kernel pck[4] = {pp_const<0>, pp_const<1>, pp_const<2>, pp_const<3>};
+    for (int v = 0; v < 4; v++) time_pp(pcn[v], [&] { pck[v]<<<1, 1>>>(flag, pf, seq, iters, me); });
     const int cn = 1 << 16;
     long *next = (long *)gshmem_malloc(cn * sizeof(long));
     std::vector<long> h(cn);
