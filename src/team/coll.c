@@ -27,11 +27,17 @@ static int most_of(int n) { return n >= 1 && n <= GSHMEMI_MAX_CHANNELS ? n : GSH
 #define MOVE_CHANNELS most_of(gshmemi_cfg.COLL_MOVE_CHANNELS)
 #define COLLECT_CHANNELS 8   /* collect: counts differ per PE, so a fixed count */
 
+/* Whether a message of per_sender bytes fits the one-shot path (the device's gshmemi_oneshot
+ * rule: the team has scratch and the message fits half of it). */
+static bool oneshot_fits(const gshmemi_team *t, size_t per_sender) {
+    return t->scratch && per_sender <= t->scratch_bytes / 2;
+}
+
 /* per_sender: bytes of one member's message (units of g: how the device slices it); most: the
  * family's channel cap for the two-round path. */
 static int channels(const gshmemi_team *t, size_t per_sender, size_t units, size_t g,
                     size_t total, bool oneshot_ok, int most) {
-    if (oneshot_ok && t->scratch && per_sender <= t->scratch_bytes / 2)
+    if (oneshot_ok && oneshot_fits(t, per_sender))
         return gshmemi_geom_oneshot_channels(per_sender, units, g, gshmemi_cfg.COLL_ONESHOT_CHUNK,
                                              GSHMEMI_ONESHOT_CHANNELS);
     size_t n = total / CHANNEL_BYTES;
@@ -131,20 +137,19 @@ int gshmemi_host_reduce(int what, int op, int type_code, gshmem_team_t team, voi
     /* two-round traffic per PE: reads and writes of about 2 * nb (reduce-scatter: nb * m) */
     size_t total = what == GSHMEMI_COLL_REDUCESCATTER ? nb * m : 2 * nb;
     int nch = channels(t, nb, nelems, 16 / es, total, true, REDUCE_CHANNELS);
-    /* all-read: each of the 2 members computes the whole vector (every byte crosses NVLink as
-       a read) instead of reading half and writing half back; only out of place */
-    uint64_t allread = gshmemi_cfg.COLL_ALLREAD_MIN;
-    if (what == GSHMEMI_COLL_REDUCE && t->size == 2 && dest != src && allread && nb >= allread &&
-        !(t->scratch && nb <= t->scratch_bytes / 2) /* (channels(): not one-shot) */) {
+    /* The 2-member variants of a two-round, out-of-place reduce, each from its own size
+       threshold (0 = never): all-read, each member computes the whole vector (every byte
+       crosses NVLink as a read); push, every byte crosses as a write (half of each source to
+       the member that owns it, then each member's half of the result). */
+    bool two_round_pair = what == GSHMEMI_COLL_REDUCE && t->size == 2 && dest != src &&
+                          !oneshot_fits(t, nb);
+    uint64_t allread = gshmemi_cfg.COLL_ALLREAD_MIN, push = gshmemi_cfg.COLL_PUSH_MIN;
+    if (two_round_pair && allread && nb >= allread) {
         what = GSHMEMI_COLL_REDUCE_ALLREAD;
         nch = channels(t, nb, nelems, 16 / es, nb, false, REDUCE_CHANNELS);
-    }
-    /* push: every byte crosses NVLink as a write (half of each source to the member that
-       owns it, then each member's half of the result); only out of place */
-    uint64_t push = gshmemi_cfg.COLL_PUSH_MIN;
-    if (what == GSHMEMI_COLL_REDUCE && t->size == 2 && dest != src && push && nb >= push &&
-        !(t->scratch && nb <= t->scratch_bytes / 2))
+    } else if (two_round_pair && push && nb >= push) {
         what = GSHMEMI_COLL_REDUCE_PUSH;
+    }
     void *st = blocking ? gshmemi_g.stream : (void *)stream;
     return finish(gshmemi_launch_reduce(st, t, what, op, type_code, team, dest, src, nelems, nch,
                                         REDUCE_THREADS), blocking, call);
