@@ -1,8 +1,12 @@
 /* Tuning aid, not a product benchmark: what a synchronization costs over NVLink on 2 PEs,
  * instruction by instruction, so the library's barrier and collective choices rest on
- * numbers (docs/performance.md). usage: probe_sync [barrier|graph|put|small]... (all when
- * none). Uses gshmem only for the heap and gshmem_ptr; every kernel here is raw PTX. */
+ * numbers (docs/performance.md). usage: probe_sync [barrier|graph|oneshot|launch|put|small]...
+ * (all when none). Uses gshmem only for the heap and gshmem_ptr; every kernel here is raw PTX
+ * but the library-code rows (launch: the on-stream barrier's own kernel code). */
+#include <chrono>
+#include <cuda.h>
 #include "gshmem.h"
+#include "gshmemx.h"
 #include "common.h"
 
 #define ST_RELAXED(p, v) asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory")
@@ -320,6 +324,30 @@ __global__ void oneshot_minimal(gshmemi_team tt, float *dest, const float *src) 
     dest[1] = t->my_idx == 0 ? m1 + p1 : p1 + m1;
 }
 
+/* Back-to-back launches (launch): how much of an on-stream barrier is the launch. */
+__global__ void empty_k(void) {}
+__global__ void lib_barrier_k(void) {   /* the library's on-stream barrier kernel, compiled here */
+    gshmemi_pdl_enter();
+    gshmemx_barrier_all_warp();
+}
+/* One block of 32 by the driver API with a CUfunction looked up once, PDL as the library's */
+static void launch_drv(CUfunction f, cudaStream_t st) {
+    CUlaunchConfig cfg = {};
+    cfg.gridDimX = cfg.gridDimY = cfg.gridDimZ = 1;
+    cfg.blockDimX = 32;
+    cfg.blockDimY = cfg.blockDimZ = 1;
+    cfg.hStream = st;
+    CUlaunchAttribute at[1];
+    at[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    at[0].value.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    if (cuLaunchKernelEx(&cfg, f, NULL, NULL) != CUDA_SUCCESS) {
+        fprintf(stderr, "probe_sync: cuLaunchKernelEx failed\n");
+        exit(1);
+    }
+}
+
 /* Replays a captured graph of K calls: per-call µs, median of 5 trials after one warm-up
  * (each trial starts from a barrier); destroys the graph. */
 static float time_graph(cudaStream_t st, cudaGraph_t g, int K, cudaEvent_t e0, cudaEvent_t e1) {
@@ -424,6 +452,43 @@ int main(int argc, char **argv) {
             CK(cudaStreamEndCapture(st, &g));
             float us = time_graph(st, g, K, e0, e1);
             if (me == 0) printf("graph node %-45s %.3f us\n", v.name, us);
+        }
+        CK(cudaStreamSynchronize(st));
+        CK(cudaStreamDestroy(st));
+    }
+
+    if (want(argc, argv, "launch")) {
+        /* N launches back to back on one stream: GPU time per call (events) and the host's
+         * time per launch call; both PEs launch the same sequence */
+        const int N = 5000;
+        cudaStream_t st;
+        CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+        cudaFunction_t fe, fb;
+        CK(cudaGetFuncBySymbol(&fe, (const void *)empty_k));
+        CK(cudaGetFuncBySymbol(&fb, (const void *)lib_barrier_k));
+        const char *names[] = {"empty kernel <<<>>>", "empty kernel, cudaLaunchKernelEx + PDL",
+                               "empty kernel, cuLaunchKernelEx + PDL (CUfunction cached)",
+                               "library barrier_all_on_stream",
+                               "barrier kernel, cudaLaunchKernelEx + PDL (as the library)",
+                               "barrier kernel, cuLaunchKernelEx + PDL (CUfunction cached)",
+                               "barrier kernel <<<>>> (no PDL)"};
+        for (int v = 0; v < 7; v++) {
+            double host_us = 0;
+            float ms = median_ms(e0, e1, [&] { CK(cudaStreamSynchronize(st)); gshmem_barrier_all(); }, [&] {
+                auto t0 = std::chrono::steady_clock::now();
+                for (int i = 0; i < N; i++) {
+                    if (v == 0) empty_k<<<1, 32, 0, st>>>();
+                    if (v == 1) launch_pdl(empty_k, 32, st, true);
+                    if (v == 2) launch_drv((CUfunction)fe, st);
+                    if (v == 3) gshmemx_barrier_all_on_stream(st);
+                    if (v == 4) launch_pdl(lib_barrier_k, 32, st, true);
+                    if (v == 5) launch_drv((CUfunction)fb, st);
+                    if (v == 6) lib_barrier_k<<<1, 32, 0, st>>>();
+                }
+                host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / N;
+            }, st);
+            if (me == 0) printf("launch %-60s %.3f us per call (host %.3f us per launch call)\n", names[v],
+                                ms * 1000.f / N, host_us);
         }
         CK(cudaStreamSynchronize(st));
         CK(cudaStreamDestroy(st));

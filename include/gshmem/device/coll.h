@@ -144,6 +144,18 @@ GSHMEMI_DEV void gshmemi_sig_check(const gshmemi_team *t, int team, int c, uint6
     }
 }
 
+/* Not inlined (nor the rounds and copies below): each collective inlines several of these,
+ * and inlined together they pushed block-scope callers past the 64 registers a 1024-thread
+ * block allows, or (a kernel calling several movers) the 80 a 768-thread block allows. */
+#define GSHMEMI_COLL_FN static __device__ __noinline__
+
+/* A team round, out of line for the two-round collectives: the inlined polling loops of a
+ * kernel's several collectives took it to 90 registers (team_sync keeps its round inline). */
+template <class S>
+GSHMEMI_COLL_FN void gshmemi_coll_round(const gshmemi_team *t, int c, const char *call) {
+    gshmemi_team_round<S>(t, c, call);
+}
+
 /* The arrival round on channel c, carrying the debug signature: the first round of every
  * two-round collective, and the debug-only round before a one-shot. */
 template <class S>
@@ -151,7 +163,7 @@ GSHMEMI_DEV void gshmemi_arrive(const gshmemi_team *t, int team, int c, unsigned
                                 const char *call) {
     uint64_t ns = gshmemi_sig_post<S>(t, c, sig, call);
     S::sync();
-    gshmemi_team_round<S>(t, c, call);
+    gshmemi_coll_round<S>(t, c, call);
     gshmemi_sig_check<S>(t, team, c, ns, sig, call);
 }
 
@@ -184,9 +196,6 @@ template <class T> GSHMEMI_DEV T gshmemi_ldcg(const T *p) {
     return v;
 }
 
-/* Not inlined (nor the copies below): each collective inlines several of these, and inlined
- * together they pushed block-scope callers past the 64 registers a 1024-thread block allows. */
-#define GSHMEMI_COLL_FN static __device__ __noinline__
 
 /* U vectors (V elements each) at k0, k0 + step, ...: loads of all U from one member are in
  * flight together (NVLink latency hides only behind many outstanding loads). */
@@ -686,7 +695,7 @@ GSHMEMI_DEV void gshmemi_reduce_t(const gshmemi_team *t, int team, int what, T *
         gshmemi_move_copy<S>(gshmemi_at(dest + plo + lo, gshmemi_member_off(t, peer)), src + plo + lo,
                              (hi - lo) * sizeof(T));
         S::sync();
-        gshmemi_team_round<S>(t, c, call);   /* its part of my range is in my dest */
+        gshmemi_coll_round<S>(t, c, call);   /* its part of my range is in my dest */
         size_t olo, ohi;
         gshmemi_slice(n, me, m, G, &olo, &ohi);
         gshmemi_slice(ohi - olo, c, nch, G, &lo, &hi);
@@ -707,7 +716,7 @@ GSHMEMI_DEV void gshmemi_reduce_t(const gshmemi_team *t, int team, int what, T *
             gshmemi_combine<T, OP, GSHMEMI_OUT_ALL, U>(t, in, dest, m, lo, hi, S::rank(), S::size());
     }
     S::sync();
-    gshmemi_team_round<S>(t, c, call);
+    gshmemi_coll_round<S>(t, c, call);
 }
 
 /* ---- data movers -------------------------------------------------------------------------- */
@@ -789,7 +798,8 @@ GSHMEMI_DEV void gshmemi_move_t(const gshmemi_team *t, int team, int what, void 
     unsigned sig = gshmemi_move_sig(what, n, es, root, dst, sst);
     if (what == GSHMEMI_MOVE_COLLECT && S::rank() == 0)  /* my count, before my arrival flag */
         for (int j = 0; j < m; j++)
-            gshmemi_st_relaxed(gshmemi_peer(t->vals + me, gshmemi_team_pe(t, j), 8, call), (uint64_t)n);
+            gshmemi_st_relaxed(gshmemi_peer_known(t->vals + me, gshmemi_team_pe(t, j), call),
+                               (uint64_t)n);
     gshmemi_arrive<S>(t, team, c, sig, call);
     size_t lo, hi;
     if (what == GSHMEMI_MOVE_ALLTOALLS) {
@@ -826,7 +836,7 @@ GSHMEMI_DEV void gshmemi_move_t(const gshmemi_team *t, int team, int what, void 
         }
     }
     S::sync();
-    gshmemi_team_round<S>(t, c, call);
+    gshmemi_coll_round<S>(t, c, call);
 }
 
 /* Entry points by team handle (the on-stream kernels pass the host's copy of the entry

@@ -50,8 +50,22 @@ GSHMEMI_DEV void gshmemi_copy_vec(V *dst, const V *src, size_t n_v, unsigned ran
     gshmemi_copy_vec_i<R, V, size_t>(dst, src, n_v, rank, size);
 }
 
+/* Long 16-byte copies start their unrolled loop on a 128-byte line of dst, so each warp's
+ * 512 bytes of stores fill 4 whole lines: a store covering part of a line costs the far side
+ * a partial write (64 MiB from 132 blocks whose slices start off the line: 341 GB/s; the
+ * same slices line-aligned: 361; bench/probe_nvlink). Up to 7 lead vectors first. */
+template <bool R>
+GSHMEMI_DEV void gshmemi_copy_vec_lined(int4 *dv, const int4 *sv, size_t n_v, unsigned rank,
+                                        unsigned size) {
+    size_t lead = ((128 - ((uintptr_t)dv & 127)) & 127) / 16;
+    for (size_t i = rank; i < lead; i += size) dv[i] = gshmemi_load<R>(sv + i);
+    gshmemi_copy_vec<R, int4>(dv + lead, sv + lead, n_v - lead, rank, size);
+}
+
 /* dst and src share V alignment: a head of bytes up to V alignment, the vectors, a tail of
- * bytes. Empty heads and tails (the common case) cost one branch each. */
+ * bytes. Empty heads and tails (the common case) cost one branch each; copies too short for
+ * the line-aligned start run the same code as before it existed (session 7: folding the lead
+ * into the common path cost small block puts 3-11 %). */
 template <bool R, typename V>
 GSHMEMI_DEV void gshmemi_copy_aligned(char *dst, const char *src, size_t n, unsigned rank,
                                       unsigned size) {
@@ -60,25 +74,11 @@ GSHMEMI_DEV void gshmemi_copy_aligned(char *dst, const char *src, size_t n, unsi
     if (head)
         for (size_t i = rank; i < head; i += size) dst[i] = (char)gshmemi_load<R>((const uint8_t *)src + i);
     size_t n_v = (n - head) / sizeof(V);
-    V *dv = (V *)(dst + head);
-    const V *sv = (const V *)(src + head);
-    if constexpr (sizeof(V) == 16) {
-        /* A copy long enough for the unrolled loop starts it on a 128-byte line of dst, so
-         * each warp's 512 bytes of stores fill 4 whole lines: a store covering part of a
-         * line costs the far side a partial write (64 MiB from 132 blocks whose slices start
-         * off the line: 341 GB/s; the same slices line-aligned: 361; bench/probe_nvlink). */
-        if (n_v >= (size_t)GSHMEMI_COPY_UNROLL * size + 8) {
-            size_t lead = ((128 - ((uintptr_t)dv & 127)) & 127) / 16;
-            if (lead) {
-                for (size_t i = rank; i < lead; i += size) dv[i] = gshmemi_load<R>(sv + i);
-                dv += lead;
-                sv += lead;
-                n_v -= lead;
-            }
-        }
-    }
-    gshmemi_copy_vec<R, V>(dv, sv, n_v, rank, size);
-    size_t done = (size_t)((char *)(dv + n_v) - dst);
+    if (sizeof(V) == 16 && n_v >= (size_t)GSHMEMI_COPY_UNROLL * size + 8 && ((uintptr_t)(dst + head) & 127))
+        gshmemi_copy_vec_lined<R>((int4 *)(dst + head), (const int4 *)(src + head), n_v, rank, size);
+    else
+        gshmemi_copy_vec<R, V>((V *)(dst + head), (const V *)(src + head), n_v, rank, size);
+    size_t done = head + n_v * sizeof(V);
     if (done < n)
         for (size_t i = done + rank; i < n; i += size) dst[i] = (char)gshmemi_load<R>((const uint8_t *)src + i);
 }

@@ -92,14 +92,30 @@ __attribute__((destructor)) static void gshmemi_unregister_this_unit(void) {
 
 /* Report and stop the kernel: the host sees cudaErrorIllegalInstruction (or launch
  * failure) at its next synchronization and gshmem turns that into a job exit. */
+#define GSHMEMI_DEVICE_MSG(fmt, ...)                                                         \
+    printf("gshmem PE %d: error in device call: " fmt "\n", gshmemi_dstate.mype, ##__VA_ARGS__)
 #define GSHMEMI_DEVICE_FAIL(fmt, ...)                                                        \
     do {                                                                                     \
-        printf("gshmem PE %d: error in device call: " fmt "\n", gshmemi_dstate.mype,         \
-               ##__VA_ARGS__);                                                               \
+        GSHMEMI_DEVICE_MSG(fmt, ##__VA_ARGS__);                                              \
         __trap();                                                                            \
     } while (0)
 
-static __device__ __noinline__ void gshmemi_bad_state(const char *call) {
+/* Reporters of the calls on the fast path (p, g, put, get, atomics, waits): NAME_msg prints
+ * out of line and returns; NAME calls it and traps inline, so the compiler sees the failing
+ * branch end where it is taken. A reporter that traps inside its own out-of-line body looks
+ * to the compiler like a call that returns into the loop: it then keeps a reconvergence
+ * barrier (BSSY/BSYNC) and a YIELD in every polling loop that can reach it — measured 0.06 to
+ * 0.11 us of a 0.7 us ping-pong. Declaring the reporters noreturn instead raised the
+ * block-scope collectives from 78 to 96..116 registers (no 768-thread blocks); this form
+ * lowers both (docs/performance.md). The collectives' own reporters (team.h, coll.h) keep
+ * the trap inside: they are checked once per call, and inlining their traps cost registers. */
+#define GSHMEMI_REPORTER(NAME, PARAMS, ARGS)                                                 \
+    static __device__ __forceinline__ void NAME PARAMS {                                     \
+        NAME##_msg ARGS;                                                                     \
+        __trap();                                                                            \
+    }
+
+static __device__ __noinline__ void gshmemi_bad_state_msg(const char *call) {
     if (gshmemi_dstate.version == 0)
         printf("gshmem: %s called in a kernel before gshmem_init (or in a module loaded "
                "without gshmem's header constructor); call gshmem_init() before launching\n",
@@ -108,27 +124,30 @@ static __device__ __noinline__ void gshmemi_bad_state(const char *call) {
         printf("gshmem: %s: device state version 0x%x but this header expects 0x%x: headers "
                "and libgshmem are from different versions; rebuild against one install\n",
                call, gshmemi_dstate.version, (unsigned)GSHMEMI_STATE_VERSION);
-    __trap();
 }
+GSHMEMI_REPORTER(gshmemi_bad_state, (const char *call), (call))
 
 static __device__ __forceinline__ const gshmemi_device_state *gshmemi_st(const char *call) {
     if (gshmemi_dstate.version != GSHMEMI_STATE_VERSION) gshmemi_bad_state(call);
     return &gshmemi_dstate;
 }
 
-static __device__ __noinline__ void gshmemi_bad_pe(const char *call, int pe) {
-    GSHMEMI_DEVICE_FAIL("%s: PE %d is out of range [0, %d)", call, pe, gshmemi_dstate.npes);
+static __device__ __noinline__ void gshmemi_bad_pe_msg(const char *call, int pe) {
+    GSHMEMI_DEVICE_MSG("%s: PE %d is out of range [0, %d)", call, pe, gshmemi_dstate.npes);
 }
-static __device__ __noinline__ void gshmemi_unreachable_pe(const char *call, int pe) {
-    GSHMEMI_DEVICE_FAIL("%s: PE %d is not reachable by load/store from PE %d and this build "
-                        "has no remote transport for it", call, pe, gshmemi_dstate.mype);
+GSHMEMI_REPORTER(gshmemi_bad_pe, (const char *call, int pe), (call, pe))
+static __device__ __noinline__ void gshmemi_unreachable_pe_msg(const char *call, int pe) {
+    GSHMEMI_DEVICE_MSG("%s: PE %d is not reachable by load/store from PE %d and this build "
+                       "has no remote transport for it", call, pe, gshmemi_dstate.mype);
 }
-static __device__ __noinline__ void gshmemi_bad_addr(const char *call, const void *p, size_t n) {
-    GSHMEMI_DEVICE_FAIL("%s: address %p (+%llu bytes) is not inside the symmetric heap "
-                        "[%p, %p); pass memory from gshmem_malloc", call, p,
-                        (unsigned long long)n, gshmemi_dstate.heap_base,
-                        gshmemi_dstate.heap_base + gshmemi_dstate.heap_mapped);
+GSHMEMI_REPORTER(gshmemi_unreachable_pe, (const char *call, int pe), (call, pe))
+static __device__ __noinline__ void gshmemi_bad_addr_msg(const char *call, const void *p, size_t n) {
+    GSHMEMI_DEVICE_MSG("%s: address %p (+%llu bytes) is not inside the symmetric heap "
+                       "[%p, %p); pass memory from gshmem_malloc", call, p,
+                       (unsigned long long)n, gshmemi_dstate.heap_base,
+                       gshmemi_dstate.heap_base + gshmemi_dstate.heap_mapped);
 }
+GSHMEMI_REPORTER(gshmemi_bad_addr, (const char *call, const void *p, size_t n), (call, p, n))
 
 /* Window slot of a PE reached by load/store, or -1. Local peer k of my node lives in
  * slot (k - me) mod L, so slot 0 is always this PE's own memory at the symmetric address.
@@ -143,10 +162,23 @@ static __device__ __forceinline__ int gshmemi_slot_of(const gshmemi_device_state
 }
 
 /* Slow path of gshmemi_peer: says which of its checks failed. */
-static __device__ __noinline__ void gshmemi_bad_call(const char *call, int pe, const void *p, size_t n) {
-    if (gshmemi_dstate.version != GSHMEMI_STATE_VERSION) gshmemi_bad_state(call);
-    if ((unsigned)pe >= (unsigned)gshmemi_dstate.npes) gshmemi_bad_pe(call, pe);
-    gshmemi_bad_addr(call, p, n);
+static __device__ __noinline__ void gshmemi_bad_call_msg(const char *call, int pe, const void *p,
+                                                        size_t n) {
+    if (gshmemi_dstate.version != GSHMEMI_STATE_VERSION) gshmemi_bad_state_msg(call);
+    else if ((unsigned)pe >= (unsigned)gshmemi_dstate.npes) gshmemi_bad_pe_msg(call, pe);
+    else gshmemi_bad_addr_msg(call, p, n);
+}
+GSHMEMI_REPORTER(gshmemi_bad_call, (const char *call, int pe, const void *p, size_t n),
+                 (call, pe, p, n))
+
+/* gshmemi_peer without the argument checks, for the library's own flags and scratch on PEs
+ * it has already checked (the members of a team the call validated): only reachability. */
+template <typename T>
+static __device__ __forceinline__ T *gshmemi_peer_known(T *p, int pe, const char *call) {
+    const gshmemi_device_state *s = &gshmemi_dstate;
+    int slot = gshmemi_slot_of(s, pe);
+    if (slot < 0) gshmemi_unreachable_pe(call, pe);
+    return (T *)((char *)p + (size_t)slot * s->heap_window);
 }
 
 /* The address of symmetric object `p` on PE `pe`, as this GPU reaches it. Every check
@@ -161,9 +193,7 @@ static __device__ __forceinline__ T *gshmemi_peer(T *p, int pe, size_t n, const 
     bool bad = (s->version != GSHMEMI_STATE_VERSION) | ((unsigned)pe >= (unsigned)s->npes) |
                ((s->debug >= 2) & out);
     if (bad) gshmemi_bad_call(call, pe, p, n);
-    int slot = gshmemi_slot_of(s, pe);
-    if (slot < 0) gshmemi_unreachable_pe(call, pe);
-    return (T *)((char *)p + (size_t)slot * s->heap_window);
+    return gshmemi_peer_known(p, pe, call);
 }
 #endif /* __CUDACC__ */
 

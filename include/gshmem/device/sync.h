@@ -39,22 +39,27 @@ template <typename T> GSHMEMI_DEV bool gshmemi_compare(T a, int cmp, T b) {
     }
 }
 
-static __device__ __noinline__ void gshmemi_wait_expired(const char *call, const void *ivar,
-                                                         int cmp, unsigned long long want,
-                                                         unsigned long long cur, double secs) {
+static __device__ __noinline__ void gshmemi_wait_expired_msg(const char *call, const void *ivar,
+                                                             int cmp, unsigned long long want,
+                                                             unsigned long long cur, double secs) {
     static const char *ops[] = {"==", "!=", ">", "<=", "<", ">="};
-    GSHMEMI_DEVICE_FAIL("%s: waited %.1f s for *%p %s %llu (0x%llx), value is still %llu "
-                        "(0x%llx); block (%d,%d,%d) thread (%d,%d,%d). Did the PE that should "
-                        "write it exit, hang or take another path? (GSHMEM_WAIT_TIMEOUT sets "
-                        "the limit, 0 = none)",
-                        call, secs, ivar, (unsigned)cmp < 6 ? ops[cmp] : "?", want, want, cur,
-                        cur, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y,
-                        threadIdx.z);
+    GSHMEMI_DEVICE_MSG("%s: waited %.1f s for *%p %s %llu (0x%llx), value is still %llu "
+                       "(0x%llx); block (%d,%d,%d) thread (%d,%d,%d). Did the PE that should "
+                       "write it exit, hang or take another path? (GSHMEM_WAIT_TIMEOUT sets "
+                       "the limit, 0 = none)",
+                       call, secs, ivar, (unsigned)cmp < 6 ? ops[cmp] : "?", want, want, cur,
+                       cur, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y,
+                       threadIdx.z);
 }
+GSHMEMI_REPORTER(gshmemi_wait_expired,
+                 (const char *call, const void *ivar, int cmp, unsigned long long want,
+                  unsigned long long cur, double secs),
+                 (call, ivar, cmp, want, cur, secs))
 
-static __device__ __noinline__ void gshmemi_bad_cmp(const char *call, int cmp) {
-    GSHMEMI_DEVICE_FAIL("%s: comparison %d is not one of GSHMEM_CMP_EQ/NE/GT/LE/LT/GE", call, cmp);
+static __device__ __noinline__ void gshmemi_bad_cmp_msg(const char *call, int cmp) {
+    GSHMEMI_DEVICE_MSG("%s: comparison %d is not one of GSHMEM_CMP_EQ/NE/GT/LE/LT/GE", call, cmp);
 }
+GSHMEMI_REPORTER(gshmemi_bad_cmp, (const char *call, int cmp), (call, cmp))
 
 /* Deadline bookkeeping shared by every device wait: free on the fast path (the global
  * timer is read once every 256 polls, and only when a timeout is set). */
@@ -139,15 +144,19 @@ GSHMEMI_DEV size_t gshmemi_scan(const T *ivars, size_t n, const int *status, int
     return MODE == GSHMEMI_WAIT_ANY ? SIZE_MAX : hits;
 }
 
-static __device__ __noinline__ void gshmemi_wait_set_expired(const char *call, const void *ivars,
-                                                             size_t n, int cmp, double secs) {
+static __device__ __noinline__ void gshmemi_wait_set_expired_msg(const char *call,
+                                                                 const void *ivars, size_t n,
+                                                                 int cmp, double secs) {
     static const char *ops[] = {"==", "!=", ">", "<=", "<", ">="};
-    GSHMEMI_DEVICE_FAIL("%s: waited %.1f s for the %llu variables at %p to satisfy %s; block "
-                        "(%d,%d,%d) thread (%d,%d,%d). Did the PE that should write them exit, "
-                        "hang or take another path? (GSHMEM_WAIT_TIMEOUT sets the limit, 0 = none)",
-                        call, secs, (unsigned long long)n, ivars, (unsigned)cmp < 6 ? ops[cmp] : "?",
-                        blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z);
+    GSHMEMI_DEVICE_MSG("%s: waited %.1f s for the %llu variables at %p to satisfy %s; block "
+                       "(%d,%d,%d) thread (%d,%d,%d). Did the PE that should write them exit, "
+                       "hang or take another path? (GSHMEM_WAIT_TIMEOUT sets the limit, 0 = none)",
+                       call, secs, (unsigned long long)n, ivars, (unsigned)cmp < 6 ? ops[cmp] : "?",
+                       blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z);
 }
+GSHMEMI_REPORTER(gshmemi_wait_set_expired,
+                 (const char *call, const void *ivars, size_t n, int cmp, double secs),
+                 (call, ivars, n, cmp, secs))
 
 /* Waits (WAIT) or tests once for MODE over the set. ALL returns 1 when satisfied (test) /
  * after it is (wait); ANY the index (SIZE_MAX when nothing is included); SOME the count. */

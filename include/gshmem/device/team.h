@@ -88,8 +88,7 @@ GSHMEMI_DEV void gshmemi_pdl_enter(void) {
 /* The flag cell member `me` owns in member j's row c, as this GPU reaches it. */
 GSHMEMI_DEV uint64_t *gshmemi_team_cell(const gshmemi_team *t, int c, int j, int me,
                                         const char *call) {
-    return gshmemi_peer(t->flags + (size_t)c * t->size + me, gshmemi_team_pe(t, j),
-                        sizeof(uint64_t), call);
+    return gshmemi_peer_known(t->flags + (size_t)c * t->size + me, gshmemi_team_pe(t, j), call);
 }
 struct gshmemi_team_cells {
     const gshmemi_team *t;
