@@ -62,25 +62,51 @@ GSHMEMI_DEV void gshmemi_copy_vec_lined(int4 *dv, const int4 *sv, size_t n_v, un
     gshmemi_copy_vec<R, int4>(dv + lead, sv + lead, n_v - lead, rank, size);
 }
 
-/* dst and src share V alignment: a head of bytes up to V alignment, the vectors, a tail of
- * bytes. Empty heads and tails (the common case) cost one branch each; copies too short for
- * the line-aligned start run the same code as before it existed (session 7: folding the lead
- * into the common path cost small block puts 3-11 %). */
+/* Fewer than 16 bytes at dst, src (same alignment modulo 16) in pieces of 8, 4, 2 and 1 as
+ * n's bits say, piece k by rank k (by rank 0 past the group's size): a tail (dst aligned to the largest piece) largest
+ * first, a head (dst + n aligned) smallest first. An 8-byte thread-scope put is one store,
+ * not eight byte stores (each its own NVLink write). */
+template <bool R>
+GSHMEMI_DEV void gshmemi_copy_bits(char *dst, const char *src, size_t n, bool head, unsigned rank,
+                                   unsigned size) {
+    unsigned k = 0;
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const int b = head ? j : 3 - j;
+        if (!(n & ((size_t)1 << b))) continue;
+        if ((k < size ? k : 0u) == rank) {
+            if (b == 3) *(uint64_t *)dst = gshmemi_load<R>((const uint64_t *)src);
+            else if (b == 2) *(uint32_t *)dst = gshmemi_load<R>((const uint32_t *)src);
+            else if (b == 1) *(uint16_t *)dst = gshmemi_load<R>((const uint16_t *)src);
+            else *dst = (char)gshmemi_load<R>((const uint8_t *)src);
+        }
+        k++;
+        dst += (size_t)1 << b;
+        src += (size_t)1 << b;
+    }
+}
+
+/* dst and src share V alignment: a head up to V alignment, the vectors, a tail, the head and
+ * tail in aligned pieces (a copy shorter than its head, byte by byte). Empty heads and tails
+ * (the common case) cost one branch each; copies too short for the line-aligned start run the
+ * same code as before it existed (session 7: folding the lead into the common path cost small
+ * block puts 3-11 %). */
 template <bool R, typename V>
 GSHMEMI_DEV void gshmemi_copy_aligned(char *dst, const char *src, size_t n, unsigned rank,
                                       unsigned size) {
     size_t head = (sizeof(V) - ((uintptr_t)dst & (sizeof(V) - 1))) & (sizeof(V) - 1);
-    if (head > n) head = n;
-    if (head)
-        for (size_t i = rank; i < head; i += size) dst[i] = (char)gshmemi_load<R>((const uint8_t *)src + i);
+    if (head > n) {
+        for (size_t i = rank; i < n; i += size) dst[i] = (char)gshmemi_load<R>((const uint8_t *)src + i);
+        return;
+    }
+    if (head) gshmemi_copy_bits<R>(dst, src, head, true, rank, size);
     size_t n_v = (n - head) / sizeof(V);
     if (sizeof(V) == 16 && n_v >= (size_t)GSHMEMI_COPY_UNROLL * size + 8 && ((uintptr_t)(dst + head) & 127))
         gshmemi_copy_vec_lined<R>((int4 *)(dst + head), (const int4 *)(src + head), n_v, rank, size);
     else
         gshmemi_copy_vec<R, V>((V *)(dst + head), (const V *)(src + head), n_v, rank, size);
     size_t done = head + n_v * sizeof(V);
-    if (done < n)
-        for (size_t i = done + rank; i < n; i += size) dst[i] = (char)gshmemi_load<R>((const uint8_t *)src + i);
+    if (done < n) gshmemi_copy_bits<R>(dst + done, src + done, n - done, false, rank, size);
 }
 
 /* Picks the widest vector the relative alignment of dst and src allows. */
