@@ -196,7 +196,6 @@ template <class T> GSHMEMI_DEV T gshmemi_ldcg(const T *p) {
     return v;
 }
 
-
 /* U vectors (V elements each) at k0, k0 + step, ...: loads of all U from one member are in
  * flight together (NVLink latency hides only behind many outstanding loads). */
 template <class T, int OP, int OUT, int U, class In>

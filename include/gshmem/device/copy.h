@@ -63,9 +63,9 @@ GSHMEMI_DEV void gshmemi_copy_vec_lined(int4 *dv, const int4 *sv, size_t n_v, un
 }
 
 /* Fewer than 16 bytes at dst, src (same alignment modulo 16) in pieces of 8, 4, 2 and 1 as
- * n's bits say, piece k by rank k (by rank 0 past the group's size): a tail (dst aligned to the largest piece) largest
- * first, a head (dst + n aligned) smallest first. An 8-byte thread-scope put is one store,
- * not eight byte stores (each its own NVLink write). */
+ * n's bits say, piece k by rank k (by rank 0 past the group's size): a tail (dst aligned to
+ * the largest piece) largest first, a head (dst + n aligned) smallest first. An 8-byte
+ * thread-scope put is one store, not eight byte stores (each its own NVLink write). */
 template <bool R>
 GSHMEMI_DEV void gshmemi_copy_bits(char *dst, const char *src, size_t n, bool head, unsigned rank,
                                    unsigned size) {
