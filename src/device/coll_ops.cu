@@ -37,7 +37,7 @@ __device__ static const char *gshmemi_reduce_name(int what) {
 // does not wait behind loads from the team table, and starts with gshmemi_pdl_enter.
 __global__ void gshmemi_team_sync_kernel(gshmemi_team t) {
     gshmemi_pdl_enter();
-    gshmemi_team_sync_t<gshmemi_scope_warp>(&t, "gshmem_team_sync (host/on-stream form)");
+    gshmemi_team_sync_t<gshmemi_scope_warp, false>(&t, "gshmem_team_sync (host/on-stream form)");
 }
 
 __global__ void __launch_bounds__(512) gshmemi_move_kernel(gshmemi_team t, int what, int team, void *dest,

@@ -10,10 +10,12 @@ extern "C" {
 #include "internal.h"
 }
 
-// One warp: lanes split the flag stores and waits, so 32 PEs cost one round trip.
+// One warp: lanes split the flag stores and waits, so 32 PEs cost one round trip. No fence
+// before the arrival: this kernel has written nothing, and the stream's earlier work is
+// performed once gshmemi_pdl_enter returns (gshmemi_count_round, FENCE false).
 __global__ void gshmemi_barrier_all_kernel(void) {
     gshmemi_pdl_enter();
-    gshmemx_barrier_all_warp();
+    gshmemi_barrier_all_t<gshmemi_scope_warp, false>("gshmem_barrier_all (host/on-stream form)");
 }
 
 template <typename U>

@@ -1,7 +1,109 @@
 /* Proves the host-side API: blocking putmem/getmem from host (pageable) and device memory,
  * typed host p/g, putmem_on_stream + barrier_all_on_stream ordering on a user stream, the
- * same sequence captured in a CUDA graph and replayed, and init timing. */
+ * same sequence captured in a CUDA graph and replayed, init timing, and that the barriers
+ * behind host calls order a writer kernel's peer stores before a reader kernel's loads
+ * (test_stream_ordered_release). */
 #include "common.h"
+
+/* ---- stream-ordered release: the host-call barriers issue no fence of their own ---------
+ * A writer kernel stores (plain, weak 8-byte stores, every SM) into the next PE's buffer
+ * through its peer mapping; a barrier on the stream; a reader kernel checks what the previous
+ * PE stored. No host synchronization between rounds, so with programmatic dependent launch
+ * the barrier kernel is resident while the writer still runs. The round number lives in
+ * device memory (advanced by its own kernel), so a CUDA graph of one round replays with fresh
+ * values. A stale word means the barrier let the reader past stores not yet performed. */
+static __device__ __forceinline__ uint64_t word_of(uint64_t seed, uint64_t gen, int pe, uint64_t i) {
+    uint64_t x = (seed + gen * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)pe << 56) ^ (i * 0xff51afd7ed558ccdull);
+    x ^= x >> 31;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 29);
+}
+__global__ void ordered_write(uint64_t *peer, size_t n, uint64_t seed, const uint64_t *gen, int me) {
+    const uint64_t g = *gen;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        peer[i] = word_of(seed, g, me, i);
+}
+__global__ void ordered_check(const uint64_t *mine, size_t n, uint64_t seed, const uint64_t *gen, int prev,
+                              unsigned long long *bad) {
+    const uint64_t g = *gen;
+    unsigned long long c = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        c += mine[i] != word_of(seed, g, prev, i);
+    if (c) atomicAdd(bad, c);
+}
+__global__ void ordered_advance(uint64_t *gen) { *gen += 1; }
+
+enum { SYNC_BARRIER_ON_STREAM, SYNC_TEAM_SYNC_ON_STREAM, SYNC_BARRIER_HOST };
+/* One round on stream st: write, sync, check, advance, sync. */
+static void ordered_round(int how, cudaStream_t st, uint64_t *buf, uint64_t *peer, size_t n, uint64_t seed,
+                          uint64_t *gen, int me, int prev, unsigned long long *bad) {
+    ordered_write<<<132, 512, 0, st>>>(peer, n, seed, gen, me);
+    CK(cudaGetLastError());
+    for (int k = 0; k < 2; k++) {
+        if (how == SYNC_BARRIER_ON_STREAM) gshmemx_barrier_all_on_stream(st);
+        else if (how == SYNC_TEAM_SYNC_ON_STREAM) {
+            int rc = gshmemx_team_sync_on_stream(GSHMEM_TEAM_WORLD, st);
+            if (rc) EXPECT(rc == 0, "gshmemx_team_sync_on_stream(TEAM_WORLD) returned %d", rc);
+        }
+        else gshmem_barrier_all();   /* the writer ran on the legacy stream, which it follows */
+        if (k == 0) {
+            ordered_check<<<132, 512, 0, st>>>(buf, n, seed, gen, prev, bad);
+            ordered_advance<<<1, 1, 0, st>>>(gen);
+            CK(cudaGetLastError());
+        }
+    }
+}
+
+static void test_stream_ordered_release(uint64_t seed, int me, int next, int prev) {
+    const size_t n = (4u << 20) / 8 + 5;   /* 4 MiB and an odd tail */
+    uint64_t *buf = (uint64_t *)gshmem_malloc(n * 8);
+    uint64_t *peer = (uint64_t *)gshmem_ptr(buf, next);
+    EXPECT(peer != NULL, "gshmem_ptr(next) is NULL: the next PE is not load/store reachable");
+    if (!peer) { gshmem_free(buf); return; }
+    uint64_t *gen;
+    unsigned long long *bad;
+    CK(cudaMalloc(&gen, 8));
+    CK(cudaHostAlloc((void **)&bad, sizeof *bad, cudaHostAllocMapped));
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    const char *names[] = {"barrier_all_on_stream", "team_sync_on_stream", "host barrier_all"};
+    const int rounds[] = {300, 300, 60};
+    for (int how = 0; how < 3; how++) {
+        CK(cudaMemset(gen, 0, 8));
+        *bad = 0;
+        CK(cudaDeviceSynchronize());
+        gshmem_barrier_all();
+        cudaStream_t s = how == SYNC_BARRIER_HOST ? (cudaStream_t)0 : st;
+        for (int r = 0; r < rounds[how]; r++) ordered_round(how, s, buf, peer, n, seed, gen, me, prev, bad);
+        CK(cudaDeviceSynchronize());
+        EXPECT(*bad == 0, "%s: %llu stale words over %d back-to-back rounds of write, sync, check",
+               names[how], *bad, rounds[how]);
+    }
+    /* the same round of barrier_all_on_stream captured once and replayed (programmatic edges) */
+    CK(cudaMemset(gen, 0, 8));
+    *bad = 0;
+    CK(cudaDeviceSynchronize());
+    gshmem_barrier_all();
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    ordered_round(SYNC_BARRIER_ON_STREAM, st, buf, peer, n, seed, gen, me, prev, bad);
+    CK(cudaStreamEndCapture(st, &g));
+    CK(cudaGraphInstantiate(&ge, g, 0));
+    for (int rep = 0; rep < 300; rep++) CK(cudaGraphLaunch(ge, st));
+    CK(cudaStreamSynchronize(st));
+    uint64_t gens = 0;
+    CK(cudaMemcpy(&gens, gen, 8, cudaMemcpyDeviceToHost));
+    EXPECT(*bad == 0 && gens == 300, "graph-replayed write, barrier_all_on_stream, check: %llu stale words, %llu rounds ran",
+           *bad, (unsigned long long)gens);
+    CK(cudaGraphExecDestroy(ge));
+    CK(cudaGraphDestroy(g));
+    CK(cudaStreamDestroy(st));
+    CK(cudaFree(gen));
+    CK(cudaFreeHost(bad));
+    gshmem_barrier_all();
+    gshmem_free(buf);
+}
 
 int main(void) {
     gshmem_init();
@@ -85,6 +187,7 @@ int main(void) {
 
     cudaStreamDestroy(st);
     cudaFree(dsrc);
+    test_stream_ordered_release(seed, me, next, prev);
     free(host);
     free(back);
     gshmem_free(lv);

@@ -284,15 +284,22 @@ GSHMEMI_DEV void gshmemi_dev_pe_quiet(const int *target_pes, size_t npes) {
  * only grow, so cells never need a reset, and a member that runs ahead never confuses a
  * slower one (waits are >=). Group threads split the members; the caller gathered the
  * group first (S::sync), so the group's stores precede the fence. `cell(j)` is my cell in
- * member j's row, as this GPU reaches it. */
-template <class S, class Cell>
+ * member j's row, as this GPU reaches it.
+ * FENCE false: for the kernels behind host calls (on-stream and blocking barrier_all and
+ * team_sync), whose own threads have written nothing before the round. What the release must
+ * cover there is earlier work on the stream, and stream order already has it performed before
+ * the round starts: a kernel's stores (peers' memory included) are performed when the kernel
+ * completes, which a stream-ordered launch waits for, and so does griddepcontrol.wait under
+ * programmatic dependent launch (gshmemi_pdl_enter; "completed, and all memory operations
+ * performed and made visible"). The fence (0.59 us on H200) would order nothing more. */
+template <class S, bool FENCE = true, class Cell>
 GSHMEMI_DEV void gshmemi_count_round(int m, int me, uint64_t *count, const uint64_t *row,
                                      const Cell &cell, const char *call) {
     const int rank = (int)S::rank(), size = (int)S::size();
     if (rank < m) {   /* (a lone PE still fences: barrier_all is also a quiet) */
         const int j0 = rank == me ? rank + size : rank;
         uint64_t *first = j0 < m ? cell(j0) : (uint64_t *)0;
-        gshmemi_fence_acq_rel_sys();
+        if (FENCE) gshmemi_fence_acq_rel_sys();
         if (first) asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;" ::"l"(first) : "memory");
         for (int j = j0 + size; j < m; j += size)
             if (j != me) asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;" ::"l"(cell(j)) : "memory");
@@ -317,10 +324,10 @@ struct gshmemi_world_cell {
         return gshmemi_peer(s->sync_flags + s->mype, pe, sizeof(uint64_t), call);
     }
 };
-template <class S> GSHMEMI_DEV void gshmemi_barrier_all_t(const char *call) {
+template <class S, bool FENCE = true> GSHMEMI_DEV void gshmemi_barrier_all_t(const char *call) {
     const gshmemi_device_state *s = gshmemi_st(call);
     S::sync();   /* the group's stores precede the fence (a block barrier is cumulative) */
-    gshmemi_count_round<S>(s->npes, s->mype, s->sync_epoch, s->sync_flags,
+    gshmemi_count_round<S, FENCE>(s->npes, s->mype, s->sync_epoch, s->sync_flags,
                            gshmemi_world_cell{s, call}, call);
 }
 

@@ -103,17 +103,18 @@ struct gshmemi_team_cells {
  * the team's flags with this PE's count epochs[c]. Every member makes the same rounds on
  * the same channels (the channel count depends only on arguments all members pass alike),
  * so cell j of row c counts member j's rounds on channel c. The caller gathered the group. */
-template <class S>
+template <class S, bool FENCE = true>
 GSHMEMI_DEV void gshmemi_team_round(const gshmemi_team *t, int c, const char *call) {
-    gshmemi_count_round<S>(t->size, t->my_idx, t->epochs + c, t->flags + (size_t)c * t->size,
+    gshmemi_count_round<S, FENCE>(t->size, t->my_idx, t->epochs + c, t->flags + (size_t)c * t->size,
                            gshmemi_team_cells{t, c, call}, call);
 }
 
 /* team_sync / barrier: one round on channel 0. For load/store peers quiet is the fence the
  * round already issues, so barrier and sync are the same work. */
-template <class S> GSHMEMI_DEV void gshmemi_team_sync_t(const gshmemi_team *t, const char *call) {
+template <class S, bool FENCE = true>
+GSHMEMI_DEV void gshmemi_team_sync_t(const gshmemi_team *t, const char *call) {
     S::sync();   /* the group's stores precede the fence */
-    gshmemi_team_round<S>(t, 0, call);
+    gshmemi_team_round<S, FENCE>(t, 0, call);
 }
 template <class S> GSHMEMI_DEV void gshmemi_team_sync(int team, const char *call) {
     gshmemi_team_sync_t<S>(gshmemi_team_member(team, call), call);
