@@ -29,12 +29,14 @@ GSHMEMI_ENV_FIELD(DEVICE, INT, int, -1,
                   "CUDA device for this PE if none is current (default: local PE index)")
 GSHMEMI_ENV_FIELD(TEAMS_MAX, INT, int, 1024,
                   "teams that may exist at once, GSHMEM_TEAM_WORLD and GSHMEM_TEAM_SHARED included (each costs a few KiB of heap)")
-GSHMEMI_ENV_FIELD(COLL_SCRATCH, SIZE, uint64_t, 512ull << 10,
+GSHMEMI_ENV_FIELD(COLL_SCRATCH, SIZE, uint64_t, 1ull << 20,
                   "per-sender LL buffer of the one-shot collectives of TEAM_WORLD/TEAM_SHARED (at most 16 MiB / PEs): messages up to half of it take the one-shot path (0 = always two rounds)")
 GSHMEMI_ENV_FIELD(COLL_PDL, BOOL, bool, true,
                   "launch on-stream collectives with programmatic dependent launch (overlaps a kernel's start with the previous one's end)")
 GSHMEMI_ENV_FIELD(COLL_ONESHOT_CHUNK, SIZE, uint64_t, 4ull << 10,
-                  "tuning: a one-shot collective runs one block (channel) per this many bytes of each member's message (up to 16)")
+                  "tuning: a one-shot collective runs one block (channel) per this many bytes of each member's message (up to GSHMEM_COLL_ONESHOT_CHANNELS)")
+GSHMEMI_ENV_FIELD(COLL_ONESHOT_CHANNELS, INT, int, 16,
+                  "tuning: most blocks (channels) a one-shot collective runs (1..64)")
 GSHMEMI_ENV_FIELD(COLL_CHANNEL_BYTES, SIZE, uint64_t, 64ull << 10,
                   "tuning: large collectives run one block (channel) per this many bytes of traffic")
 GSHMEMI_ENV_FIELD(COLL_MAX_CHANNELS, INT, int, 128,

@@ -11,7 +11,7 @@
 #include "geometry.h"
 
 /* Messages up to half the team's scratch size take the one-shot path, one block per
- * COLL_ONESHOT_CHUNK bytes of the message (up to GSHMEMI_ONESHOT_CHANNELS); larger ones get
+ * COLL_ONESHOT_CHUNK bytes of the message (up to COLL_ONESHOT_CHANNELS); larger ones get
  * one block per CHANNEL_BYTES of traffic, up to the family's cap. */
 #define CHANNEL_BYTES ((size_t)gshmemi_cfg.COLL_CHANNEL_BYTES)
 
@@ -21,6 +21,7 @@
  * 512 (128 MiB broadcast: 432 us; 256 threads 442; 64 blocks 444; 32 blocks 482; 16: 566). */
 static int threads_of(int t, int dflt) { return t >= 32 && t <= 512 && t % 32 == 0 ? t : dflt; }
 static int most_of(int n) { return n >= 1 && n <= GSHMEMI_MAX_CHANNELS ? n : GSHMEMI_MAX_CHANNELS; }
+static int oneshot_most(int n) { return n >= 1 && n <= GSHMEMI_ONESHOT_CHANNELS ? n : GSHMEMI_ONESHOT_CHANNELS; }
 #define REDUCE_THREADS threads_of(gshmemi_cfg.COLL_THREADS, 256)
 #define MOVE_THREADS threads_of(gshmemi_cfg.COLL_MOVE_THREADS, 512)
 #define REDUCE_CHANNELS most_of(gshmemi_cfg.COLL_MAX_CHANNELS)
@@ -39,7 +40,7 @@ static int channels(const gshmemi_team *t, size_t per_sender, size_t units, size
                     size_t total, bool oneshot_ok, int most) {
     if (oneshot_ok && oneshot_fits(t, per_sender))
         return gshmemi_geom_oneshot_channels(per_sender, units, g, gshmemi_cfg.COLL_ONESHOT_CHUNK,
-                                             GSHMEMI_ONESHOT_CHANNELS);
+                                             oneshot_most(gshmemi_cfg.COLL_ONESHOT_CHANNELS));
     size_t n = total / CHANNEL_BYTES;
     if (n < 1) n = 1;
     if (n > (size_t)most) n = (size_t)most;

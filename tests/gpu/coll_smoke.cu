@@ -29,7 +29,8 @@ int main() {
     float *src = (float *)gshmem_malloc(maxn * np * sizeof(float));
     float *dst = (float *)gshmem_malloc(maxn * np * sizeof(float));
     std::vector<float> h(maxn * np), r(maxn * np);
-    size_t sizes[] = {1, 7, 1000, 4096, 16385, 100000, 1u << 20, maxn};
+    // 131072 floats: 512 KiB, the largest one-shot with the default scratch (1 MiB per sender); one more: two rounds
+    size_t sizes[] = {1, 7, 1000, 4096, 16385, 100000, 131072, 131073, 1u << 20, maxn};
     for (size_t n : sizes) {
         for (int form = 0; form < 5; form++) {
             if (form >= 2 && n > 100000) continue;

@@ -425,7 +425,7 @@ GSHMEMI_DEV uint32_t gshmemi_oneshot_begin(const gshmemi_team *t, int team, int 
 /* Whether a message of nb bytes per member takes the one-shot path on nch channels: it fits
  * half the scratch, and one group (a user's kernel, or a small on-stream call) handles at most
  * 32 KiB: a lone thread or warp polling 16-byte words one by one is slower than two rounds
- * beyond that, where the on-stream kernels spread larger messages over up to 16 blocks. */
+ * beyond that, where the on-stream kernels spread larger messages over several blocks. */
 #define GSHMEMI_ONESHOT_GROUP_MAX (32u << 10)
 static __host__ __device__ __forceinline__ bool gshmemi_oneshot(const gshmemi_team *t, size_t nb,
                                                                 int nch) {

@@ -14,10 +14,11 @@
 /* Channels: a collective run by several blocks (the on-stream kernels for large messages)
  * gives each block its own flags and epoch counter, so blocks never wait for each other. */
 #define GSHMEMI_MAX_CHANNELS 128
-/* One-shot collectives run on up to this many channels (slices of one message); every
- * one-shot call advances seqs[0 .. ONESHOT_CHANNELS) together, so each block reads the
- * team's one-shot count from its own counter. */
-#define GSHMEMI_ONESHOT_CHANNELS 16
+/* One-shot collectives run on up to this many channels (slices of one message; the host
+ * forms use up to GSHMEM_COLL_ONESHOT_CHANNELS of them); every one-shot call advances
+ * seqs[0 .. ONESHOT_CHANNELS) together, so each block reads the team's one-shot count from
+ * its own counter. */
+#define GSHMEMI_ONESHOT_CHANNELS 64
 
 /* One team as the device sees it: members are world PEs start + i * stride (or pes[i]).
  * A team owns one slot of the team pool: a symmetric area laid out as below, at the same
