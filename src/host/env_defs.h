@@ -35,7 +35,7 @@ GSHMEMI_ENV_FIELD(COLL_PDL, BOOL, bool, true,
                   "launch on-stream collectives with programmatic dependent launch (overlaps a kernel's start with the previous one's end)")
 GSHMEMI_ENV_FIELD(COLL_ONESHOT_CHUNK, SIZE, uint64_t, 4ull << 10,
                   "tuning: a one-shot collective runs one block (channel) per this many bytes of each member's message (up to GSHMEM_COLL_ONESHOT_CHANNELS)")
-GSHMEMI_ENV_FIELD(COLL_ONESHOT_CHANNELS, INT, int, 16,
+GSHMEMI_ENV_FIELD(COLL_ONESHOT_CHANNELS, INT, int, 64,
                   "tuning: most blocks (channels) a one-shot collective runs (1..64)")
 GSHMEMI_ENV_FIELD(COLL_CHANNEL_BYTES, SIZE, uint64_t, 64ull << 10,
                   "tuning: large collectives run one block (channel) per this many bytes of traffic")
