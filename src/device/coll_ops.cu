@@ -48,6 +48,28 @@ __global__ void __launch_bounds__(512) gshmemi_move_kernel(gshmemi_team t, int w
                                         (int)blockIdx.x, (int)gridDim.x, gshmemi_move_name(what));
 }
 
+// Copy-engine moves (gshmemi_host_move, large broadcast / fcollect / alltoall): the copy engine
+// carries the data to the other members and these kernels do the rest. The rounds are the
+// two-round move kernel's, channel for channel (arrival with its debug signature, then
+// completion), so a member that took one path works with members that took the other.
+__global__ void gshmemi_move_rounds_kernel(gshmemi_team t, int what, int team, int first, size_t n,
+                                           size_t es, int root, ptrdiff_t dst, ptrdiff_t sst) {
+    gshmemi_pdl_enter();
+    const char *call = gshmemi_move_name(what);
+    if (first)
+        gshmemi_arrive<gshmemi_scope_warp>(&t, team, (int)blockIdx.x,
+                                           gshmemi_move_sig(what, n, es, root, dst, sst), call);
+    else
+        gshmemi_coll_round<gshmemi_scope_warp>(&t, (int)blockIdx.x, call);
+}
+// This member's own part (an HBM copy), on the SMs while the copy engine sends.
+__global__ void __launch_bounds__(512) gshmemi_local_copy_kernel(char *dest, const char *src, size_t n) {
+    gshmemi_pdl_enter();
+    size_t lo, hi;
+    gshmemi_slice(n, (int)blockIdx.x, (int)gridDim.x, 16, &lo, &hi);
+    gshmemi_move_copy<gshmemi_scope_block>(dest + lo, src + lo, hi - lo);
+}
+
 // One-shot forms (the host launches them when gshmemi_oneshot says so, the same rule the
 // general kernels apply): only the one-shot code, inlined, so the kernel is small and reads
 // the team entry from parameter space, and without the device-side entry checks the host
@@ -116,6 +138,23 @@ extern "C" int gshmemi_launch_move(void *stream, const void *team_entry, int wha
                         src, n, es, root);
     return launch_k(gshmemi_move_kernel, nch, threads, stream, *t, what, team, dest, src, n, es,
                     root, dst, sst);
+}
+
+extern "C" int gshmemi_launch_move_rounds(void *stream, const void *team_entry, int what, int team,
+                                          int first, size_t n, size_t es, int root, ptrdiff_t dst,
+                                          ptrdiff_t sst, int nch) {
+    // the completion rounds follow an event wait (the copy engine's join): launched plainly
+    const gshmemi_team *t = (const gshmemi_team *)team_entry;
+    return first ? launch_k(gshmemi_move_rounds_kernel, nch, 32, stream, *t, what, team, first, n,
+                            es, root, dst, sst)
+                 : launch_k_serial(gshmemi_move_rounds_kernel, nch, 32, stream, *t, what, team, first,
+                                   n, es, root, dst, sst);
+}
+
+extern "C" int gshmemi_launch_local_copy(void *stream, void *dest, const void *src, size_t n,
+                                         int blocks, int threads) {
+    return launch_k(gshmemi_local_copy_kernel, blocks, threads, stream, (char *)dest,
+                    (const char *)src, n);
 }
 
 template <class T, int OP>

@@ -45,14 +45,14 @@ static CUfunction gshmemi_fn_of(const void *k) {
     return NULL;   // table full: the runtime launches
 }
 
-// Launch with programmatic stream serialization (GSHMEM_COLL_PDL, default on): the kernel
+// Launch with programmatic stream serialization when `pdl` (launch_k: GSHMEM_COLL_PDL, default on): the kernel
 // may be scheduled while the previous one on the stream finishes; it waits in
 // gshmemi_pdl_enter. Allowed in stream capture (the graph keeps a programmatic edge). Through
 // the driver with the cached CUfunction; any driver failure (no context current on this thread,
 // a handle from another context) launches again through the runtime, which gives the error
 // code and message the callers report.
 template <typename... P>
-static int launch_exact(void (*k)(P...), int grid, int block, void *stream, P... args) {
+static int launch_exact(void (*k)(P...), int grid, int block, void *stream, bool pdl, P... args) {
     CUlaunchAttribute dat[1];
     dat[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     dat[0].value.programmaticStreamSerializationAllowed = 1;
@@ -64,7 +64,7 @@ static int launch_exact(void (*k)(P...), int grid, int block, void *stream, P...
         dc.blockDimY = dc.blockDimZ = 1;
         dc.hStream = (CUstream)stream;
         dc.attrs = dat;
-        dc.numAttrs = gshmemi_cfg.COLL_PDL ? 1 : 0;
+        dc.numAttrs = pdl ? 1 : 0;
         void *params[] = {(void *)&args..., NULL};
         if (cuLaunchKernelEx(&dc, f, params, NULL) == CUDA_SUCCESS) return 0;
     }
@@ -76,14 +76,20 @@ static int launch_exact(void (*k)(P...), int grid, int block, void *stream, P...
     at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     at[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = at;
-    cfg.numAttrs = gshmemi_cfg.COLL_PDL ? 1 : 0;
+    cfg.numAttrs = pdl ? 1 : 0;
     return (int)cudaLaunchKernelEx(&cfg, k, args...);
 }
 // The arguments converted to the kernel's parameter types first (the driver takes their
 // addresses as they are).
 template <typename... P, typename... A>
 static int launch_k(void (*k)(P...), int grid, int block, void *stream, A... args) {
-    return launch_exact<P...>(k, grid, block, stream, static_cast<P>(args)...);
+    return launch_exact<P...>(k, grid, block, stream, gshmemi_cfg.COLL_PDL, static_cast<P>(args)...);
+}
+// Without programmatic dependent launch: for a kernel that must also wait for work the stream
+// waits on through an event (only the kernel-to-kernel edge is meant to be relaxed).
+template <typename... P, typename... A>
+static int launch_k_serial(void (*k)(P...), int grid, int block, void *stream, A... args) {
+    return launch_exact<P...>(k, grid, block, stream, false, static_cast<P>(args)...);
 }
 
 #endif

@@ -207,6 +207,14 @@ static gshmemi_status do_init(gshmemi_state *s) {
      * legacy stream (such a kernel may be the one waiting for them) */
     GSHMEMI_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     s->nb_stream = stream;
+    /* the copy-engine half of large moves, forked from the caller's stream (team/coll.c) */
+    GSHMEMI_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    s->ce_stream = stream;
+    cudaEvent_t ev;
+    GSHMEMI_CUDA(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+    s->ce_fork = ev;
+    GSHMEMI_CUDA(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+    s->ce_join = ev;
     GSHMEMI_CHECK(init_transports(s));
     GSHMEMI_CHECK(gshmemi_heap_init(s));
     GSHMEMI_CHECK(alloc_internal(s));
@@ -292,6 +300,9 @@ void gshmem_finalize(void) {
     cudaFree(s->d_pe_slot);
     cudaStreamDestroy((cudaStream_t)s->stream);
     cudaStreamDestroy((cudaStream_t)s->nb_stream);
+    cudaStreamDestroy((cudaStream_t)s->ce_stream);
+    cudaEventDestroy((cudaEvent_t)s->ce_fork);
+    cudaEventDestroy((cudaEvent_t)s->ce_join);
     gshmemi_host_ops_finalize();
     gshmemi_abort_hook = NULL;
     gshmemi_bootstrap_finalize(&s->boot);

@@ -173,6 +173,8 @@ typedef struct gshmemi_state {
     int16_t *pe_slot;            /* [npes] window slot for load/store peers, -1 otherwise */
     void *stream;                /* cudaStream_t internal, blocking (after the legacy stream) */
     void *nb_stream;             /* cudaStream_t internal, non-blocking: host AMOs, polls */
+    void *ce_stream;             /* cudaStream_t internal, non-blocking: copy-engine collectives */
+    void *ce_fork, *ce_join;     /* cudaEvent_t: fork to / join from ce_stream */
     /* device-state mirror: pushed to every registered translation unit */
     void *dstate;                /* gshmemi_device_state* (host copy) */
     void *d_pe_slot;             /* device copy of pe_slot */
@@ -224,6 +226,12 @@ int gshmemi_launch_team_sync(void *stream, const void *team_entry);
 int gshmemi_launch_move(void *stream, const void *team_entry, int what, int team, void *dest,
                         const void *src, size_t n, size_t es, int root, ptrdiff_t dst,
                         ptrdiff_t sst, int nch, int threads);
+/* The copy-engine path of large moves: the move kernel's rounds on nch channels (first: the
+ * arrival, else the completion), and a local copy on `blocks` blocks. */
+int gshmemi_launch_move_rounds(void *stream, const void *team_entry, int what, int team, int first,
+                               size_t n, size_t es, int root, ptrdiff_t dst, ptrdiff_t sst, int nch);
+int gshmemi_launch_local_copy(void *stream, void *dest, const void *src, size_t n, int blocks,
+                              int threads);
 int gshmemi_launch_reduce(void *stream, const void *team_entry, int what, int op, int type_code,
                           int team, void *dest, const void *src, size_t n, int nch, int threads);
 #ifdef __cplusplus

@@ -60,6 +60,10 @@ done
 # reductions take them, its in-place ones must not
 run coll_smoke_allread 200 env GSHMEM_COLL_ALLREAD_MIN=1M "$RUN" -n 2 -t 180 "$B/tests/gpu/coll_smoke"
 run coll_smoke_push 200 env GSHMEM_COLL_PUSH_MIN=1M "$RUN" -n 2 -t 180 "$B/tests/gpu/coll_smoke"
+# the copy-engine path of broadcast / fcollect / alltoall from 1 MiB (the smoke test's 4 and 16 MiB
+# moves), on every PE, then on even PEs only (odd ones run the kernel path beside them)
+run coll_smoke_ce 200 env GSHMEM_COLL_CE_MIN=1M "$RUN" -n "$N" -t 180 "$B/tests/gpu/coll_smoke"
+run coll_smoke_ce_mixed 200 env GSHMEM_COLL_CE_MIN=1M SMOKE_CE_MIXED=1 "$RUN" -n "$N" -t 180 "$B/tests/gpu/coll_smoke"
 run ring_gshmrun 60 "$RUN" -n "$N" -t 50 "$B/examples/ring"
 run litmus 150 "$RUN" -n 2 -t 140 "$B/tests/gpu/test_litmus"
 # the litmus checks can fail: broken protocols (no acquire, no fence) must be caught (exit 3)
