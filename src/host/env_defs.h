@@ -37,7 +37,7 @@ GSHMEMI_ENV_FIELD(COLL_ONESHOT_CHUNK, SIZE, uint64_t, 4ull << 10,
                   "tuning: a one-shot collective runs one block (channel) per this many bytes of each member's message (up to GSHMEM_COLL_ONESHOT_CHANNELS)")
 GSHMEMI_ENV_FIELD(COLL_ONESHOT_CHANNELS, INT, int, 64,
                   "tuning: most blocks (channels) a one-shot collective runs (1..64)")
-GSHMEMI_ENV_FIELD(COLL_CE_MIN, SIZE, uint64_t, 16ull << 20,
+GSHMEMI_ENV_FIELD(COLL_CE_MIN, SIZE, uint64_t, 64ull << 20,
                   "host/on-stream broadcast, fcollect and alltoall with at least this many bytes per member's message send through the copy engine while the SMs make the local copy (not while the stream is being captured; 0 = never)")
 GSHMEMI_ENV_FIELD(COLL_CHANNEL_BYTES, SIZE, uint64_t, 64ull << 10,
                   "tuning: large collectives run one block (channel) per this many bytes of traffic")
