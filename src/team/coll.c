@@ -117,14 +117,14 @@ static int move_ce(const gshmemi_team *t, int what, gshmem_team_t team, void *de
     /* my own part: where it goes in my dest, where it comes from */
     char *ld = what == GSHMEMI_MOVE_BROADCAST ? d : d + (size_t)me * nb;
     const char *ls = what == GSHMEMI_MOVE_ALLTOALL ? s + (size_t)me * nb : s;
-    bool local = (what != GSHMEMI_MOVE_BROADCAST || me == root) && ld != ls;
+    const bool sends = what != GSHMEMI_MOVE_BROADCAST || me == root;   /* a broadcast's root alone */
+    const bool local = sends && ld != ls;
     cudaStream_t ce = (cudaStream_t)gshmemi_g.ce_stream;
     cudaEvent_t fork = (cudaEvent_t)gshmemi_g.ce_fork, join = (cudaEvent_t)gshmemi_g.ce_join;
     pthread_mutex_lock(&ce_lock);
     err = (int)cudaEventRecord(fork, st);
     if (!err) err = (int)cudaStreamWaitEvent(ce, fork, 0);
-    for (int k = 1; k < m && !err; k++) {
-        if (what == GSHMEMI_MOVE_BROADCAST && me != root) break;
+    for (int k = 1; sends && k < m && !err; k++) {
         int j = (me + k) % m;
         int pe = gshmem_team_translate_pe(team, j, GSHMEM_TEAM_WORLD);
         const char *from = what == GSHMEMI_MOVE_ALLTOALL ? s + (size_t)j * nb : s;
