@@ -1,4 +1,5 @@
-/* Latency on 2 PEs: p ping-pong (one-way), g round trip (pointer chase), dependent
+/* Latency between PE 0 and PE 1 (other PEs, when started, join the barriers only: several
+ * PEs on one GPU measure with their neighbours alive): p ping-pong (one-way), g round trip (pointer chase), dependent
  * long fetch_add round trip, put ping-pong from 8 B to 1 MiB (block scope) both as put +
  * quiet + flag and as putmem_signal + signal_wait_until (and putmem_signal at thread scope
  * for 8 B), device barrier_all (thread and block scope) and barrier_all_on_stream. One
@@ -90,9 +91,11 @@ __global__ void barrier_loop_block(int iters) {
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     bench_init();
-    int me = bench_my_pe(), np = bench_n_pes(), peer = 1 - me;
-    if (np != 2) {
-        if (me == 0) fprintf(stderr, "latency: run on exactly 2 PEs (gshmrun -n 2)\n");
+    int me = bench_my_pe(), np = bench_n_pes();
+    bool pair = me < 2;   /* PEs 0 and 1 measure; the others take part in barriers only */
+    int peer = pair ? 1 - me : me;
+    if (np < 2) {
+        if (me == 0) fprintf(stderr, "latency: run on 2 or more PEs (gshmrun -n 2)\n");
         bench_finalize();
         return 2;
     }
@@ -117,7 +120,7 @@ int main(int argc, char **argv) {
         for (int trial = 0; trial < 6; trial++) {
             bench_barrier_all();
             CK(cudaEventRecord(e0));
-            pingpong<<<1, 1>>>(f, seq, iters / 4, peer);
+            if (pair) pingpong<<<1, 1>>>(f, seq, iters / 4, peer);
             CK(cudaEventRecord(e1));
             CK(cudaGetLastError());
             float ms = elapsed_ms(e0, e1);
@@ -128,7 +131,7 @@ int main(int argc, char **argv) {
         bench_barrier_all();
         long f_end = 0;
         CK(cudaMemcpy(&f_end, f, sizeof f_end, cudaMemcpyDeviceToHost));
-        if (f_end != seq - 1) {
+        if (pair && f_end != seq - 1) {
             fprintf(stderr, "latency: PE %d: flag %d is %ld after the p ping-pong, expected %ld (from %ld)\n",
                     me, k, f_end, seq - 1, start);
             return 1;
@@ -232,7 +235,8 @@ int main(int argc, char **argv) {
         for (int trial = 0; trial < 6; trial++) {
             bench_barrier_all();
             CK(cudaEventRecord(e0));
-            if (kind == 0) put_pingpong<<<1, threads>>>(buf, src, sz, flag, seq, it, peer);
+            if (!pair) {}
+            else if (kind == 0) put_pingpong<<<1, threads>>>(buf, src, sz, flag, seq, it, peer);
             else if (threads > 1) put_signal_pingpong<true><<<1, threads>>>(buf, src, sz, sig, seq, it, peer);
             else put_signal_pingpong<false><<<1, 1>>>(buf, src, sz, sig, seq, it, peer);
             CK(cudaEventRecord(e1));
@@ -243,6 +247,7 @@ int main(int argc, char **argv) {
         }
         bench_barrier_all();
         const char *what = kind ? "put_signal" : "put+quiet+flag";
+        if (!pair) return median(t);
         unsigned long long bad = bench_check(buf, sz, 11 + peer);   /* holds the peer's data */
         if (bad) {
             fprintf(stderr, "latency: PE %d: %llu bad bytes after %s ping-pong of %zu\n", me, bad, what, sz);

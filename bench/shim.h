@@ -69,7 +69,9 @@ __device__ static inline void bench_quiet_block(void) {
 static inline void bench_init(void) {
     int rank = atoi(getenv("GSHMEM_RANK") ? getenv("GSHMEM_RANK") : "0");
     int n = atoi(getenv("GSHMEM_NPES") ? getenv("GSHMEM_NPES") : "1");
-    cudaSetDevice(rank);
+    int ngpu = 1;   /* round-robin over the GPUs, as gshmem places PEs */
+    cudaGetDeviceCount(&ngpu);
+    cudaSetDevice(rank % (ngpu > 0 ? ngpu : 1));
     nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
     const char *job = getenv("GSHMEM_UID") ? strrchr(getenv("GSHMEM_UID"), ':') : NULL;
     char path[256], tmp[300];

@@ -32,7 +32,13 @@ int main(void) {
     int bad = 0;
     for (int i = 0; i < N; i++) bad += got[i] != prev * 1000000 + i;
     if (bad) printf("ring: PE %d of %d: %d of %d values from PE %d are wrong (first: %d)\n", me, n, bad, N, prev, got[0]);
-    else printf("ring: PE %d of %d received from PE %d: OK\n", me, n, prev);
+    else {
+        gshmemx_placement_info_t where;   /* which GPU, and whether PEs share it */
+        gshmemx_get_placement(&where);
+        printf("ring: PE %d of %d (GPU %d, %s) received from PE %d: OK\n", me, n, where.device,
+               where.gpu_pes == 1 ? "its own" : where.mps ? "shared under MPS" : "shared, time-sliced",
+               prev);
+    }
     gshmem_free(inbox);
     gshmem_finalize();
     return bad != 0;

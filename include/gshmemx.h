@@ -23,6 +23,8 @@ int gshmemx_init_attr(const gshmemx_init_attr_t *attr);
 
 /* Heap figures: base, reserved, mapped, in use, internal. */
 int gshmemx_heap_info(gshmemx_heap_info_t *info);
+/* This PE's GPU, the PEs sharing it, MPS, and the SM share its spinning kernels may use. */
+int gshmemx_get_placement(gshmemx_placement_info_t *info);
 /* Seconds gshmem_init took on this PE (from entry to return). */
 double gshmemx_init_seconds(void);
 

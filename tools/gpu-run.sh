@@ -20,8 +20,15 @@ mkdir -p "$L"
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 NP=${N:-$NGPU}
 [ "$NP" -ge 2 ] 2>/dev/null || NP=2
+# one GPU: the benchmarks run at 2 and at 4 PEs sharing it (gshmrun runs them under MPS); NVSHMEM
+# runs in its "full MPG" mode, the only one where its on-stream reductions run
+NPS="$NP"; [ "$NGPU" -eq 1 ] && [ -z "$N" ] && NPS="2 4"
+export NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=1
+# one GPU: collectives up to 16 MiB (PEs sharing a GPU move every byte through its one HBM)
+COLL_ARGS=${COLL_ARGS:-}; [ "$NGPU" -eq 1 ] && [ -z "$COLL_ARGS" ] && COLL_ARGS="--max 16777216"
 bundle() {
   [ -f "$L/summary.csv" ] && cp "$L/summary.csv" "$L/summary.json" "$OUT/" 2>/dev/null
+  for d in "$L"/np*; do [ -f "$d/summary.json" ] && cp "$d/summary.json" "$OUT/summary-$(basename "$d").json"; done
   [ "${GPU_RUN_BUNDLE:-1}" = 0 ] && return
   tar czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$L"
 }
@@ -61,9 +68,7 @@ if [ "$what" = all ] || [ "$what" = tests ]; then
 fi
 if [ "$what" = all ] || [ "$what" = bench ] || [ "$what" = coll ]; then
   p2p=1; [ "$what" = coll ] && p2p=
-  echo "== benchmarks (init and collectives on $NP PEs${p2p:+; latency, bandwidth, atomics on 2}) =="
-  R="$B/tools/gshmrun -n 2"
-  RN="$B/tools/gshmrun -n $NP"
+  echo "== benchmarks on ${NPS// / and } PEs (latency between PE 0 and 1${p2p:+; bandwidth, atomics on 2}) =="
   # Incumbents: NVSHMEM (python3 package nvidia.nvshmem, or NVSHMEM_HOME) builds the same
   # sources with -DBENCH_NVSHMEM; NCCL (nvidia.nccl, or NCCL_HOME) is timed inside the gshmem
   # collectives run (-DBENCH_NCCL). Their builds are slow (-rdc): start them now (CPU only)
@@ -72,11 +77,13 @@ if [ "$what" = all ] || [ "$what" = bench ] || [ "$what" = coll ]; then
   NC=${NCCL_HOME:-$(python3 -c "import nvidia.nccl as m; print(list(m.__path__)[0])" 2>/dev/null)}
   [ -n "$NV" ] && [ -f "$NV/include/nvshmem.h" ] || NV=
   [ -n "$NC" ] && [ -f "$NC/include/nccl.h" ] && [ -f "$NC/lib/libnccl.so.2" ] || NC=
+  nc_skip=; [ "$NGPU" -eq 1 ] && [ -n "$NC" ] && { NC=; nc_skip=1; }
   nv_ver=$( [ -n "$NV" ] && sed -n 's/^#define NVSHMEM_VENDOR_\(MAJOR\|MINOR\|PATCH\)_VERSION \([0-9]*\).*/\2/p' \
             "$NV"/include/non_abi/nvshmem_version.h 2>/dev/null | paste -sd. )
   nc_ver=$( [ -n "$NC" ] && sed -n 's/^#define NCCL_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\).*/\2/p' "$NC/include/nccl.h" | paste -sd. )
   nv_msg="NVSHMEM ${nv_ver:-?} found ($NV)"; [ -n "$NV" ] || nv_msg="NVSHMEM not found (python3 package nvidia.nvshmem or NVSHMEM_HOME): skipped"
   nc_msg="NCCL ${nc_ver:-?} found ($NC)"; [ -n "$NC" ] || nc_msg="NCCL not found (python3 package nvidia.nccl or NCCL_HOME): skipped"
+  [ -n "$nc_skip" ] && nc_msg="NCCL skipped: it refuses two ranks on one GPU"
   echo "incumbents: $nv_msg; $nc_msg"
   nvb=(collectives); [ -n "$p2p" ] && nvb=(latency bandwidth atomics collectives)
   if [ -n "$NV" ]; then
@@ -92,14 +99,23 @@ if [ "$what" = all ] || [ "$what" = bench ] || [ "$what" = coll ]; then
       bench/collectives.cu -o $B/nccl_collectives -L$B/src -lgshmem -Xlinker -rpath,"$PWD/$B/src" \
       -L"$NC/lib" -l:libnccl.so.2 -Xlinker -rpath,"$NC/lib" >"$L/nccl-build-collectives.log" 2>&1 &
   fi
-  timeout 60 $RN -t 50 $B/bench/init 2>&1 | tee "$L/init.log"
+  # bench_at NP DIR: init and collectives on NP PEs, latency (+ bandwidth and atomics when
+  # NP is 2) between PE 0 and PE 1 with the others alive, gshmem then NVSHMEM, logs in DIR
+  bench_at() {
+  local NP=$1 D=$2
+  mkdir -p "$D"
+  RN="$B/tools/gshmrun -n $NP"
+  R="$RN"
+  timeout 60 $RN -t 50 $B/bench/init 2>&1 | tee "$D/init.log"
   if [ -n "$p2p" ]; then
-    timeout 200 $R -t 190 $B/bench/latency 2>&1 | tee "$L/latency-gshmem.log"
+    timeout 200 $R -t 190 $B/bench/latency 2>&1 | tee "$D/latency-gshmem.log"
     # the same run without the device-wait deadline: bench_compare.py prints what it costs
-    GSHMEM_WAIT_TIMEOUT=0 timeout 120 $R -t 110 $B/bench/latency >"$L/latency-gshmem-nodeadline.log" 2>&1 \
-      || tail -5 "$L/latency-gshmem-nodeadline.log"
-    timeout 300 $R -t 290 $B/bench/bandwidth --csv "$L/bandwidth-gshmem.csv" 2>&1 | tee "$L/bandwidth.log"
-    timeout 120 $R -t 110 $B/bench/atomics 2>&1 | tee "$L/atomics-gshmem.log"
+    GSHMEM_WAIT_TIMEOUT=0 timeout 120 $R -t 110 $B/bench/latency >"$D/latency-gshmem-nodeadline.log" 2>&1 \
+      || tail -5 "$D/latency-gshmem-nodeadline.log"
+    if [ "$NP" -eq 2 ]; then
+      timeout 300 $R -t 290 $B/bench/bandwidth --csv "$D/bandwidth-gshmem.csv" 2>&1 | tee "$D/bandwidth.log"
+      timeout 120 $R -t 110 $B/bench/atomics 2>&1 | tee "$D/atomics-gshmem.log"
+    fi
   fi
   echo "== collectives on $NP PEs: gshmem${NC:+ and NCCL (same job, same GPUs)} =="
   wait   # the NCCL build (and the NVSHMEM builds)
@@ -109,30 +125,38 @@ if [ "$what" = all ] || [ "$what" = bench ] || [ "$what" = coll ]; then
     else echo "NCCL build of collectives failed (gshmem alone):"; tail -5 "$L/nccl-build-collectives.log"; fi
   fi
   t0=$(date +%s)
-  timeout 160 $RN -t 150 $coll --csv "$L/collectives-gshmem.csv" 2>&1 | tee "$L/collectives-gshmem.log"
+  timeout 160 $RN -t 150 $coll $COLL_ARGS --csv "$D/collectives-gshmem.csv" 2>&1 | tee "$D/collectives-gshmem.log"
   echo "collectives (gshmem${NC:+, NCCL}): $(( $(date +%s) - t0 )) s"
   echo "== incumbent: NVSHMEM (same GPUs, same run, same benchmark sources) =="
   if [ -n "$NV" ]; then
     for b in "${nvb[@]}"; do [ -x $B/nv_$b ] || { echo "nv_$b did not build:"; tail -5 "$L/nvshmem-build-$b.log"; }; done
     export LD_LIBRARY_PATH="$NV/lib:${LD_LIBRARY_PATH:-}"
     if [ -n "$p2p" ]; then
-      timeout 200 $R -t 190 $B/nv_latency 2>&1 | tee "$L/latency-nvshmem.log"
-      timeout 300 $R -t 290 $B/nv_bandwidth --csv "$L/bandwidth-nvshmem.csv" 2>&1 | tail -3
-      timeout 120 $R -t 110 $B/nv_atomics 2>&1 | tee "$L/atomics-nvshmem.log"
+      timeout 200 $R -t 190 $B/nv_latency 2>&1 | tee "$D/latency-nvshmem.log"
+      if [ "$NP" -eq 2 ]; then
+        timeout 300 $R -t 290 $B/nv_bandwidth --csv "$D/bandwidth-nvshmem.csv" 2>&1 | tail -3
+        timeout 120 $R -t 110 $B/nv_atomics 2>&1 | tee "$D/atomics-nvshmem.log"
+      fi
     fi
     # NVSHMEM's own collectives: with libnccl.so.2 in reach NVSHMEM would hand its on-stream
     # collectives to NCCL (timed above already) unless NVSHMEM_DISABLE_NCCL=1. Heap: 2 x 256 MiB
     # of buffers plus NVSHMEM's collective scratch.
     t0=$(date +%s)
     NVSHMEM_DISABLE_NCCL=1 NVSHMEM_SYMMETRIC_SIZE=${NVSHMEM_SYMMETRIC_SIZE:-2G} timeout 160 $RN -t 150 \
-      $B/nv_collectives --csv "$L/collectives-nvshmem.csv" 2>&1 | tee "$L/collectives-nvshmem.log"
+      $B/nv_collectives $COLL_ARGS --csv "$D/collectives-nvshmem.csv" 2>&1 | tee "$D/collectives-nvshmem.log"
     echo "collectives (NVSHMEM): $(( $(date +%s) - t0 )) s"
   else
     echo "NVSHMEM not found: skipped"
   fi
-  echo "== gshmem beside the incumbents =="
-  python3 tools/bench_compare.py "$L"
+  }
+  for np in $NPS; do
+    D=$L; [ "$NPS" != "$NP" ] && D=$L/np$np
+    echo "== $np PEs =="
+    bench_at "$np" "$D"
+    echo "== gshmem beside the incumbents ($np PEs) =="
+    python3 tools/bench_compare.py "$D"
+  done
   # the plots, where matplotlib is installed (else afterwards, anywhere, from summary.json)
-  if python3 -c "import matplotlib" 2>/dev/null; then python3 tools/bench_compare.py --plots "$L/plots" "$L/summary.json"
+  if python3 -c "import matplotlib" 2>/dev/null; then python3 tools/bench_compare.py --plots "$L/plots" "$D/summary.json"
   else echo "matplotlib not installed here: plots skipped (tools/bench_compare.py --plots DIR summary.json)"; fi
 fi

@@ -1,11 +1,15 @@
 /* gshmem-info: what this build of gshmem contains and every environment variable with its
  * current value. With --gpus, also the GPUs this process sees (it initializes CUDA, so a
- * launcher must not run it before forking). */
+ * launcher must not run it before forking). With --placement, started as PEs of a job
+ * (gshmrun -n 4 gshmem-info --placement), each PE says where it runs: its GPU, the PEs
+ * sharing it, MPS, its SM share. */
 #include <cuda.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
+#include "placement.h"
+#include "gshmem.h"
 #include "gshmem_build_config.h"
 
 static void gpus(void) {
@@ -41,7 +45,22 @@ static void gpus(void) {
     }
 }
 
+/* Joins the job as a PE and prints this PE's placement (one line, in PE order). */
+static int placement(void) {
+    if (gshmemx_init_status() != GSHMEM_SUCCESS) return 1;
+    char line[512];
+    gshmemi_place_describe(&gshmemi_g, line, sizeof line);
+    for (int pe = 0; pe < gshmem_n_pes(); pe++) {
+        if (pe == gshmem_my_pe()) printf("placement: %s\n", line);
+        fflush(stdout);
+        gshmem_barrier_all();
+    }
+    gshmem_finalize();
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "--placement")) return placement();
     printf("gshmem %d.%d (OpenSHMEM 1.5 API shape)\n", GSHMEM_MAJOR_VERSION, GSHMEM_MINOR_VERSION);
     printf("Built with:\n");
     printf("  bootstraps: self, uid (gshmrun, gshmemx_init_attr)%s\n",

@@ -1,7 +1,8 @@
 /* gshmrun: the single-node launcher. Creates a unique id (a loopback rendezvous whose
  * listening socket rank 0 inherits), forks the PEs, forwards their output line by line with
  * "[PE i] " prefixes, and if one PE fails, ends the others and exits with its status.
- * It never touches CUDA: children that inherit CUDA state from a parent cannot use it. */
+ * It never touches CUDA: children that inherit CUDA state from a parent cannot use it. When
+ * there are more PEs than GPUs, the PEs share GPUs under CUDA MPS (gshmrun_mps.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "gshmrun_mps.h"
 
 typedef struct pe {
     pid_t pid;
@@ -37,10 +39,13 @@ static double now_s(void) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: gshmrun [-n N] [-t SECONDS] [--no-prefix] program [args...]\n"
-               "  -n, -np N      number of PEs (default 1), one per GPU of this node\n"
+    fprintf(f, "usage: gshmrun [-n N] [-t SECONDS] [--no-prefix] [--no-mps] program [args...]\n"
+               "  -n, -np N      number of PEs (default 1), placed on this node's GPUs round-robin;\n"
+               "                 with more PEs than GPUs, PEs share GPUs under CUDA MPS: a running\n"
+               "                 MPS daemon is used, else a private one runs for the job\n"
                "  -t SECONDS     end the job (status 124) if it runs longer\n"
-               "  --no-prefix    do not prefix output lines with [PE i]\n");
+               "  --no-prefix    do not prefix output lines with [PE i]\n"
+               "  --no-mps       never start an MPS daemon (same as GSHMEM_MPS=off)\n");
 }
 
 static void emit(int pe_i, int stream, const char *s, size_t n) {
@@ -194,10 +199,12 @@ static int exit_code_of(int st) { return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 
 int main(int argc, char **argv) {
     npes = 1;
     double limit = 0;
+    int no_mps = 0;
     int a = 1;
     for (; a < argc && argv[a][0] == '-'; a++) {
         if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) { usage(stdout); return 0; }
         if (!strcmp(argv[a], "--no-prefix")) { prefix = 0; continue; }
+        if (!strcmp(argv[a], "--no-mps")) { no_mps = 1; continue; }
         if ((!strcmp(argv[a], "-n") || !strcmp(argv[a], "-np")) && a + 1 < argc) { npes = atoi(argv[++a]); continue; }
         if (!strcmp(argv[a], "-t") && a + 1 < argc) { limit = atof(argv[++a]); continue; }
         fprintf(stderr, "gshmrun: unknown option '%s'\n", argv[a]);
@@ -214,6 +221,12 @@ int main(int argc, char **argv) {
         return 127;
     }
     gshmemi_config_load(&gshmemi_cfg);
+    /* before any PE starts: MPS must run before their CUDA contexts exist */
+    if (npes > 1) {
+        atexit(gshmrun_mps_stop);
+        gshmrun_mps_setup(npes, gshmrun_count_gpus(), no_mps ? "off" : gshmemi_cfg.MPS,
+                          gshmemi_cfg.DEBUG);
+    }
     char uid[GSHMEMX_UNIQUEID_BYTES];
     int lfd;
     if (gshmemi_uid_create(uid, sizeof uid, &lfd, true) != GSHMEM_SUCCESS) return 1;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian/Ubuntu), builds gshmem in ./build and runs the ring
-# example on every GPU of this machine. Says what is needed when there are fewer than 2.
+# example: one PE per GPU, or 2 PEs sharing the GPU of a one-GPU machine.
 set -eu
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/cuda/bin:$PATH
@@ -25,10 +25,15 @@ fi
 [ -f build/build.ninja ] || meson setup build --buildtype=release
 ninja -C build
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
-if [ "${ngpu:-0}" -lt 2 ]; then
-  echo "quickstart: built. The demo needs at least 2 GPUs with peer access (NVLink or PCIe P2P);"
-  echo "this machine has ${ngpu:-0}. On a multi-GPU machine run: build/tools/gshmrun -n 2 build/examples/ring"
+if [ "${ngpu:-0}" -lt 1 ]; then
+  echo "quickstart: built. No GPU is visible here, so the demo cannot run; on a machine with a"
+  echo "GPU run: build/tools/gshmrun -n 2 build/examples/ring"
   exit 0
 fi
-echo "quickstart: running the ring demo on $ngpu GPUs"
+if [ "$ngpu" -eq 1 ]; then
+  echo "quickstart: running the ring demo as 2 PEs sharing this machine's one GPU (gshmrun runs"
+  echo "them under CUDA MPS, starting a private MPS daemon for the job if none runs)"
+  exec build/tools/gshmrun -n 2 -t 60 build/examples/ring
+fi
+echo "quickstart: running the ring demo on $ngpu GPUs, one PE each"
 build/tools/gshmrun -n "$ngpu" -t 60 build/examples/ring

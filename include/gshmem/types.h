@@ -212,4 +212,18 @@ typedef struct gshmemx_heap_info {
     int n_chunks;                   /* physical chunks mapped */
 } gshmemx_heap_info_t;
 
+/* Where this PE runs (gshmemx_get_placement). PEs of a node are placed on its GPUs
+ * round-robin; several PEs may share one GPU (run them under CUDA MPS). A kernel that spins
+ * waiting for another PE of the same GPU must be resident beside that PE's kernels: launch
+ * such a kernel with at most sm_share blocks of at most one SM's resources each. */
+typedef struct gshmemx_placement_info {
+    int device;                     /* CUDA ordinal of this PE's GPU */
+    int gpu_pes;                    /* PEs of this node on that GPU, this one included */
+    int gpu_rank;                   /* this PE's index among them (by PE number) */
+    int mps;                        /* 1: they share the GPU through CUDA MPS */
+    int sm_count;                   /* SMs of the GPU */
+    int sm_share;                   /* SMs this PE may count on (all of them when gpu_pes is 1) */
+    int coll_max_blocks;            /* most blocks gshmem's own kernels use (0: no cap) */
+} gshmemx_placement_info_t;
+
 #endif

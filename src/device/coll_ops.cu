@@ -4,12 +4,8 @@
 // (element type, operator) for reductions, over the storage types the OpenSHMEM names map to.
 #include <type_traits>
 #include "gshmem.h"
-#include "launch.cuh"
+#include "coll_kernels.cuh"
 
-extern "C" {
-#include "internal.h"
-#include "src/team/geometry.h"
-}
 
 // The names device-side messages give (the host already checked the arguments; what is
 // left to report from here is a mismatch between PEs or a wait that timed out).
@@ -22,17 +18,6 @@ __device__ static const char *gshmemi_move_name(int what) {
     default: return "alltoalls (host/on-stream form)";
     }
 }
-__device__ static const char *gshmemi_reduce_name(int what) {
-    switch (what) {
-    case GSHMEMI_COLL_REDUCE: return "reduce (host/on-stream form)";
-    case GSHMEMI_COLL_REDUCESCATTER: return "reducescatter (host/on-stream form)";
-    case GSHMEMI_COLL_REDUCE_ALLREAD: return "reduce (host/on-stream form, all-read)";
-    case GSHMEMI_COLL_REDUCE_PUSH: return "reduce (host/on-stream form, push)";
-    case GSHMEMI_COLL_INSCAN: return "sum_inscan (host/on-stream form)";
-    default: return "sum_exscan (host/on-stream form)";
-    }
-}
-
 // Every kernel gets the team's entry by value (the host's copy), so its first flag store
 // does not wait behind loads from the team table, and starts with gshmemi_pdl_enter.
 __global__ void gshmemi_team_sync_kernel(gshmemi_team t) {
@@ -84,46 +69,6 @@ __global__ void __launch_bounds__(512) gshmemi_move_oneshot_kernel(gshmemi_team 
                                                   (int)blockIdx.x, (int)gridDim.x,
                                                   gshmemi_move_name(what));
 }
-// One-shot reductions: the looped form, or (ONE) the one-pair form the host picks for a
-// reduce whose block has a thread for every LL pair of its slice (same protocol, no loops).
-template <class T, int OP, bool ONE>
-__global__ void __launch_bounds__(512) gshmemi_reduce_oneshot_kernel(gshmemi_team t, int what, int team,
-                                                                     T *dest, const T *src, size_t n) {
-    const gshmemi_oneshot_plan P = gshmemi_oneshot_plan_of(&t, n, 16 / sizeof(T), sizeof(T),
-                                                           (int)blockIdx.x, (int)gridDim.x);
-    gshmemi_pdl_enter();
-    if constexpr (ONE)
-        gshmemi_reduce_oneshot_one<T, OP, gshmemi_scope_block>(&t, team, dest, src, n, P, (int)blockIdx.x,
-                                                               (int)gridDim.x,
-                                                               gshmemi_reduce_name(GSHMEMI_COLL_REDUCE));
-    else
-        gshmemi_reduce_oneshot_run<T, OP, gshmemi_scope_block>(&t, team, what, dest, src, n, P,
-                                                               (int)blockIdx.x, (int)gridDim.x,
-                                                               gshmemi_reduce_name(what));
-}
-
-// Vectors in flight per thread and member: 4 for 4- and 8-byte types; fewer for narrow
-// ones, whose 16-byte vectors already hold 8 or 16 elements (and as many accumulators).
-template <class T> __host__ __device__ constexpr int gshmemi_unroll() { return sizeof(T) >= 4 ? 4 : sizeof(T) == 2 ? 2 : 1; }
-
-template <class T, int OP>
-__global__ void __launch_bounds__(512) gshmemi_reduce_kernel(gshmemi_team t, int what, int team,
-                                                             T *dest, const T *src, size_t n) {
-    gshmemi_pdl_enter();
-    gshmemi_reduce_t<T, OP, gshmemi_scope_block, gshmemi_unroll<T>()>(&t, team, what, dest, src, n,
-                                                    (int)blockIdx.x, (int)gridDim.x,
-                                                    gshmemi_reduce_name(what));
-}
-
-// Threads of a one-shot kernel: one per LL pair of a channel's slice, in whole warps, up to the
-// kernels' __launch_bounds__ (GSHMEM_COLL_THREADS sizes the two-round kernels): an 8-byte call
-// runs one warp, whose block barriers are nearly free.
-static const size_t ONESHOT_MAX_THREADS = 512;
-static int oneshot_threads(size_t pairs) {
-    size_t want = (pairs + 31) / 32 * 32;
-    return (int)(want < ONESHOT_MAX_THREADS ? want : ONESHOT_MAX_THREADS);
-}
-
 extern "C" int gshmemi_launch_team_sync(void *stream, const void *team_entry) {
     return launch_k(gshmemi_team_sync_kernel, 1, 32, stream, *(const gshmemi_team *)team_entry);
 }
@@ -157,56 +102,18 @@ extern "C" int gshmemi_launch_local_copy(void *stream, void *dest, const void *s
                     (const char *)src, n);
 }
 
-template <class T, int OP>
-static int launch(void *stream, const void *te, int what, int team, void *dest, const void *src,
-                  size_t n, int nch, int threads) {
-    const gshmemi_team *t = (const gshmemi_team *)te;
-    if (gshmemi_oneshot(t, n * sizeof(T), nch)) {
-        size_t pairs = gshmemi_geom_oneshot_pairs(n, 16 / sizeof(T), sizeof(T), nch);
-        bool one = what == GSHMEMI_COLL_REDUCE && pairs <= ONESHOT_MAX_THREADS;
-        return launch_k(one ? gshmemi_reduce_oneshot_kernel<T, OP, true>
-                            : gshmemi_reduce_oneshot_kernel<T, OP, false>,
-                        nch, oneshot_threads(pairs), stream, *t, what, team, (T *)dest, (const T *)src, n);
-    }
-    return launch_k(gshmemi_reduce_kernel<T, OP>, nch, threads, stream, *t, what, team, (T *)dest,
-                    (const T *)src, n);
-}
-
-template <class T>
-static int launch_op(int op, void *stream, const void *te, int what, int team, void *dest,
-                     const void *src, size_t n, int nch, int threads) {
-    switch (op) {
-#define GSHMEMI_CASE(OPNAME, OPCODE, unused)                                                 \
-    case OPCODE: return launch<T, OPCODE>(stream, te, what, team, dest, src, n, nch, threads);
-        GSHMEM_REDUCE_ARITH_OPS(GSHMEMI_CASE, 0)
-#undef GSHMEMI_CASE
-    default: break;
-    }
-    if constexpr (std::is_integral<T>::value) {
-        switch (op) {
-#define GSHMEMI_CASE(OPNAME, OPCODE, unused)                                                 \
-    case OPCODE: return launch<T, OPCODE>(stream, te, what, team, dest, src, n, nch, threads);
-            GSHMEM_REDUCE_BIT_OPS(GSHMEMI_CASE, 0)
-#undef GSHMEMI_CASE
-        default: break;
-        }
-    }
-    return (int)cudaErrorInvalidValue;
-}
-
-// Storage types by GSHMEMI_TYPE_CODE: every OpenSHMEM reduction type is one of these.
+// Storage types by GSHMEMI_TYPE_CODE: every OpenSHMEM reduction type is one of these; each
+// type's kernels are a translation unit of their own (coll_reduce.cu built per type), so the
+// build compiles them in parallel.
+#define GSHMEMI_TC(KIND, T, NAME)                                                            \
+    case GSHMEMI_KIND_##KIND * 16 + (int)sizeof(T):                                          \
+        return gshmemi_launch_reduce_##NAME(op, stream, te, what, team, dest, src, n, nch, threads);
 extern "C" int gshmemi_launch_reduce(void *stream, const void *te, int what, int op, int type_code,
                                      int team, void *dest, const void *src, size_t n, int nch,
                                      int threads) {
-#define GSHMEMI_TC(KIND, T)                                                                  \
-    case GSHMEMI_KIND_##KIND * 16 + (int)sizeof(T):                                          \
-        return launch_op<T>(op, stream, te, what, team, dest, src, n, nch, threads);
     switch (type_code) {
-        GSHMEMI_TC(UINT, uint8_t) GSHMEMI_TC(UINT, uint16_t) GSHMEMI_TC(UINT, uint32_t)
-        GSHMEMI_TC(UINT, uint64_t) GSHMEMI_TC(SINT, int8_t) GSHMEMI_TC(SINT, int16_t)
-        GSHMEMI_TC(SINT, int32_t) GSHMEMI_TC(SINT, int64_t) GSHMEMI_TC(FLOAT, float)
-        GSHMEMI_TC(FLOAT, double) GSHMEMI_TC(FLOAT, __half) GSHMEMI_TC(BF16, __nv_bfloat16)
+        GSHMEMI_REDUCE_STORAGE_TYPES(GSHMEMI_TC)
     default: return (int)cudaErrorInvalidValue;
     }
-#undef GSHMEMI_TC
 }
+#undef GSHMEMI_TC

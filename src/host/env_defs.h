@@ -26,7 +26,9 @@ GSHMEMI_ENV_FIELD(WAIT_TIMEOUT, DOUBLE, double, 120.0,
 GSHMEMI_ENV_FIELD(DEBUG, INT, int, 0,
                   "0 quiet, 1 info messages, 2 also check every device call's PE and address")
 GSHMEMI_ENV_FIELD(DEVICE, INT, int, -1,
-                  "CUDA device for this PE if none is current (default: local PE index)")
+                  "CUDA device for this PE if none is current (default: local PE index modulo the GPUs it sees)")
+GSHMEMI_ENV_FIELD(MPS, STR, const char *, "auto",
+                  "gshmrun, when PEs share a GPU: auto (use the running CUDA MPS daemon, else start a private one for the job and stop it at the end), off (never)")
 GSHMEMI_ENV_FIELD(TEAMS_MAX, INT, int, 1024,
                   "teams that may exist at once, GSHMEM_TEAM_WORLD and GSHMEM_TEAM_SHARED included (each costs a few KiB of heap)")
 GSHMEMI_ENV_FIELD(COLL_SCRATCH, SIZE, uint64_t, 1ull << 20,

@@ -9,6 +9,7 @@
 
 #include "internal.h"
 #include "gshmem/device/state.h"
+#include "placement.h"
 
 #define MAX_BASE_TRIES 8
 
@@ -95,9 +96,14 @@ gshmemi_status gshmemi_heap_init(gshmemi_state *s) {
     h->granularity = gran;
     size_t total = 0;
     GSHMEMI_CU(cuDeviceTotalMem(&total, dev));
-    /* A window larger than the GPU's memory can never fill, so W = next power of two. */
-    h->window = pow2_ceil(total);
-    h->cap = gshmemi_cfg.HEAP_MAX ? round_up(gshmemi_cfg.HEAP_MAX, gran) : round_up(total, gran);
+    /* A window larger than what one PE may map can never fill: W is the next power of two
+     * of a PE's part of its GPU's memory (all of it for a GPU of its own, 1/k of it for k PEs
+     * sharing one, GSHMEM_HEAP_MAX when set), the largest over the job, so W is one number
+     * everywhere (placement.c). The cap divides the GPU the same way, so no PE can starve
+     * a neighbour on its GPU unless GSHMEM_HEAP_MAX says so. */
+    h->window = gshmemi_place.heap_window ? gshmemi_place.heap_window : pow2_ceil(total);
+    uint64_t part = total / (uint64_t)(gshmemi_place.gpu_pes > 0 ? gshmemi_place.gpu_pes : 1);
+    h->cap = gshmemi_cfg.HEAP_MAX ? round_up(gshmemi_cfg.HEAP_MAX, gran) : part / gran * gran;
     if (h->cap > h->window) h->cap = h->window;
     /* Every PE reserves as many windows as the largest node has PEs, so all ranges match. */
     int most_local = 1;
@@ -155,6 +161,18 @@ static void report_exhausted(const gshmemi_state *s, uint64_t size, const char *
                   call, (unsigned long long)size, why,
                   (h->alloc.in_use - h->internal_bytes) / 1048576.0, h->internal_bytes / 1048576.0,
                   h->mapped / 1048576.0, h->cap / 1048576.0, free_b / 1048576.0);
+    const gshmemi_placement *p = &gshmemi_place;
+    if (p->gpu_pes <= 1) return;
+    /* the heap is symmetric: every PE on this GPU has mapped as much as this one */
+    char pes[256];
+    size_t o = 0;
+    for (int i = 0; i < p->gpu_pes && o < sizeof pes - 16; i++)
+        o += (size_t)snprintf(pes + o, sizeof pes - o, "%s%d", i ? ", " : "", p->gpu_pe_list[i]);
+    gshmemi_error("%s: GPU %d is shared by PEs %s: their heaps hold %.1f MiB of its memory "
+                  "together (%.1f MiB each; each may map at most %.1f MiB, 1/%d of the GPU, "
+                  "unless GSHMEM_HEAP_MAX says otherwise); run fewer PEs per GPU for more",
+                  call, p->device, pes, p->gpu_pes * (h->mapped / 1048576.0),
+                  h->mapped / 1048576.0, h->cap / 1048576.0, p->gpu_pes);
 }
 
 /* Collective: map one more chunk of at least `need` bytes at the end of the mapped range.

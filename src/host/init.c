@@ -1,5 +1,5 @@
 /* gshmem_init / gshmem_finalize and the queries around them. Init order: configuration,
- * bootstrap (who are the PEs), GPU selection and checks, transports (who reaches whom),
+ * bootstrap (who are the PEs), GPU selection and placement (placement.c), transports (who reaches whom),
  * symmetric heap, library-internal symmetric objects, device state in every module. */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -9,6 +9,7 @@
 
 #include "internal.h"
 #include "gshmem.h"
+#include "placement.h"
 
 gshmemi_state gshmemi_g;
 
@@ -34,67 +35,15 @@ static gshmemi_status require_attr(CUdevice dev, CUdevice_attribute a, const cha
     return GSHMEM_SUCCESS;
 }
 
-/* Uses the device the caller made current; otherwise GSHMEM_DEVICE, else the PE's index
- * on its node. More PEs on a node than GPUs is an error, caught here by count and below by
- * GPU identity. */
+/* The GPU this PE runs on (placement.c) and the features its heap needs. */
 static gshmemi_status select_device(gshmemi_state *s) {
-    /* Lazy loading can deadlock a kernel spinning on a flag that a not-yet-loaded kernel
-     * would write; if CUDA is not initialized yet this makes loading eager (no override). */
-    setenv("CUDA_MODULE_LOADING", "EAGER", 0);
-    CUresult r = cuInit(0);
-    if (r == CUDA_ERROR_NO_DEVICE) {
-        gshmemi_error("no CUDA GPU is visible to this process (CUDA_VISIBLE_DEVICES='%s'); "
-                      "gshmem needs one GPU per PE", getenv("CUDA_VISIBLE_DEVICES") ?: "unset");
-        return GSHMEM_ERR_NO_DEVICE;
-    }
-    GSHMEMI_CU(r);
-    int count = 0;
-    GSHMEMI_CU(cuDeviceGetCount(&count));
-    CUcontext cur = NULL;
-    GSHMEMI_CU(cuCtxGetCurrent(&cur));
+    GSHMEMI_CHECK(gshmemi_place_select_device(s));
     CUdevice dev;
-    if (cur) {
-        GSHMEMI_CU(cuCtxGetDevice(&dev));
-    } else {
-        int want = gshmemi_cfg.DEVICE >= 0 ? gshmemi_cfg.DEVICE : s->boot.local_rank;
-        if (want >= count) {
-            gshmemi_error("%d PEs run on this node but only %d GPU%s visible to PE %d; run at "
-                          "most one PE per GPU (e.g. gshmrun -n %d), or set GSHMEM_DEVICE / "
-                          "call cudaSetDevice before gshmem_init", s->boot.local_size, count,
-                          count == 1 ? " is" : "s are", s->mype, count);
-            return GSHMEM_ERR_NO_DEVICE;
-        }
-        GSHMEMI_CU(cuDeviceGet(&dev, want));
-        CUcontext ctx;
-        GSHMEMI_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
-        GSHMEMI_CU(cuCtxSetCurrent(ctx));
-        s->cu_ctx_set_by_us = 1;
-    }
-    s->cuda_dev = (int)dev;
+    GSHMEMI_CU(cuDeviceGet(&dev, s->cuda_dev));
     GSHMEMI_CHECK(require_attr(dev, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
                                "virtual memory management (cuMemCreate/cuMemMap)"));
     GSHMEMI_CHECK(require_attr(dev, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
                                "exporting memory as POSIX file descriptors"));
-    return GSHMEM_SUCCESS;
-}
-
-static gshmemi_status check_unique_gpus(gshmemi_state *s) {
-    CUdevice dev;
-    CUuuid u;
-    GSHMEMI_CU(cuDeviceGet(&dev, s->cuda_dev));
-    GSHMEMI_CU(cuDeviceGetUuid(&u, dev));
-    s->dev_uuids = malloc(16 * (size_t)s->npes);
-    if (!s->dev_uuids) return GSHMEM_ERR_NO_MEMORY;
-    GSHMEMI_CHECK(s->boot.ops->allgather(&s->boot, u.bytes, s->dev_uuids, 16));
-    for (int pe = 0; pe < s->npes; pe++) {
-        if (pe == s->mype || s->boot.node_of[pe] != s->boot.node_id) continue;
-        if (!memcmp(s->dev_uuids + 16 * (size_t)pe, u.bytes, 16)) {
-            gshmemi_error("PE %d and PE %d both use the same GPU; gshmem needs one GPU per PE "
-                          "(%d PEs on this node): start fewer PEs or give each its own device",
-                          s->mype, pe, s->boot.local_size);
-            return GSHMEM_ERR_NO_DEVICE;
-        }
-    }
     return GSHMEM_SUCCESS;
 }
 
@@ -199,7 +148,7 @@ static gshmemi_status do_init(gshmemi_state *s) {
     gshmemi_set_log_rank(s->mype);
     gshmemi_abort_hook = abort_peers;
     GSHMEMI_CHECK(select_device(s));
-    GSHMEMI_CHECK(check_unique_gpus(s));
+    GSHMEMI_CHECK(gshmemi_place_exchange(s));
     cudaStream_t stream;
     GSHMEMI_CUDA(cudaStreamCreate(&stream));  /* blocking: ordered after the legacy stream */
     s->stream = stream;
@@ -224,9 +173,11 @@ static gshmemi_status do_init(gshmemi_state *s) {
     GSHMEMI_CHECK(s->boot.ops->barrier(&s->boot));
     s->initialized = true;
     s->init_seconds = now_s() - t0;
-    gshmemi_info("initialized: PE %d of %d, GPU %d, node %d of %d (%d local PEs), init %.3f s",
-                 s->mype, s->npes, s->cuda_dev, s->boot.node_id, s->boot.n_nodes,
-                 s->boot.local_size, s->init_seconds);
+    char where[512];
+    gshmemi_place_describe(s, where, sizeof where);
+    gshmemi_info("initialized: PE %d of %d, node %d of %d (%d local PEs), init %.3f s; %s",
+                 s->mype, s->npes, s->boot.node_id, s->boot.n_nodes, s->boot.local_size,
+                 s->init_seconds, where);
     static int registered;
     if (!registered++) atexit(finalize_at_exit);
     return GSHMEM_SUCCESS;
@@ -310,6 +261,7 @@ void gshmem_finalize(void) {
     free(s->pe_transport);
     free(s->pe_slot);
     free(s->dev_uuids);
+    gshmemi_place_finalize();
     memset(s, 0, sizeof *s);
 }
 

@@ -10,6 +10,7 @@
 #include "internal.h"
 #include "gshmem.h"
 #include "geometry.h"
+#include "placement.h"
 
 /* Messages up to half the team's scratch size take the one-shot path, one block per
  * COLL_ONESHOT_CHUNK bytes of the message (up to COLL_ONESHOT_CHANNELS); larger ones get
@@ -41,11 +42,12 @@ static int channels(const gshmemi_team *t, size_t per_sender, size_t units, size
                     size_t total, bool oneshot_ok, int most) {
     if (oneshot_ok && oneshot_fits(t, per_sender))
         return gshmemi_geom_oneshot_channels(per_sender, units, g, gshmemi_cfg.COLL_ONESHOT_CHUNK,
-                                             oneshot_most(gshmemi_cfg.COLL_ONESHOT_CHANNELS));
+                                             gshmemi_place_cap_blocks(
+                                                 oneshot_most(gshmemi_cfg.COLL_ONESHOT_CHANNELS)));
     size_t n = total / CHANNEL_BYTES;
     if (n < 1) n = 1;
     if (n > (size_t)most) n = (size_t)most;
-    return (int)n;
+    return gshmemi_place_cap_blocks((int)n);
 }
 
 static int check_buf(const char *call, const char *which, const void *p, size_t n) {
@@ -174,7 +176,7 @@ int gshmemi_host_move(int what, gshmem_team_t team, void *dest, const void *src,
     }
     if (check_buf(call, "dest", dest, dbytes) || check_buf(call, "source", src, sbytes))
         return GSHMEM_ERR_INVALID_ARG;
-    int nch = what == GSHMEMI_MOVE_COLLECT ? COLLECT_CHANNELS
+    int nch = what == GSHMEMI_MOVE_COLLECT ? gshmemi_place_cap_blocks(COLLECT_CHANNELS)
               : channels(t, nb, nb, 16, total, what != GSHMEMI_MOVE_ALLTOALLS, MOVE_CHANNELS);
     void *st = blocking ? gshmemi_g.stream : (void *)stream;
     if (ce_applies(t, what, nb, (cudaStream_t)st))

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs the GPU test suite on the GPUs of this machine: every test under gshmrun on N PEs
-# (default: all GPUs, at least 2), the ring example under gshmrun and mpirun, the misuse
-# cases (status + message), and compute-sanitizer over the RMA/sync tests. Every process has
-# a timeout, so a hang costs seconds, not the session.
+# (default: all GPUs, at least 2; on a one-GPU machine 2 PEs share it under CUDA MPS, and the
+# team/collective tests, the forward-progress test and the ring example also run on 4), the
+# ring example under gshmrun and mpirun, the misuse cases (status + message), gshmrun's MPS
+# handling, and compute-sanitizer over the RMA/sync tests. Every process has a timeout, so a
+# hang costs seconds, not the session.
 # usage: tests/gpu/run_gpu_tests.sh BUILD_DIR [NPES]
 set -u
 # a lost peer or a mismatched sync fails in 30 s, not the default 120 (GSHMEM_WAIT_TIMEOUT)
@@ -11,11 +13,14 @@ B=${1:?usage: run_gpu_tests.sh BUILD_DIR [NPES]}
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 export CUDA_MODULE_LOADING=${CUDA_MODULE_LOADING:-EAGER}
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-N=${2:-$NGPU}
-if [ "$NGPU" -lt 2 ]; then
-  echo "GPU tests need at least 2 GPUs; this machine has $NGPU. Skipping."
+if [ "$NGPU" -lt 1 ]; then
+  echo "GPU tests need a GPU; this machine has none. Skipping."
   exit 0
 fi
+N=${2:-$NGPU}
+[ "$N" -ge 2 ] || N=2
+# the shapes with several PEs per GPU: 4 PEs on a one-GPU machine
+WIDE=; [ "$NGPU" -eq 1 ] && WIDE=4
 RUN="$B/tools/gshmrun"
 pass=0; fail=0; failed_names=()
 ok()  { pass=$((pass+1)); echo "PASS $1"; }
@@ -46,7 +51,7 @@ expect_fail() {
     tail -15 "$log" | sed 's/^/    /'; fi
 }
 
-echo "== GPU tests on $N PEs ($NGPU GPUs) =="
+echo "== GPU tests on $N PEs ($NGPU GPUs$([ "$N" -gt "$NGPU" ] && echo "; PEs share GPUs under MPS")) =="
 for t in test_heap test_rma test_sync test_host test_amo test_signal test_wait test_strided; do
   run "$t" 300 "$RUN" -n "$N" -t 280 "$B/tests/gpu/$t"
 done
@@ -55,7 +60,11 @@ done
 for t in coll_smoke test_team test_coll; do
   run "$t" 500 "$RUN" -n "$N" -t 480 "$B/tests/gpu/$t"
   [ "$N" -gt 2 ] && run "${t}_2pe" 500 "$RUN" -n 2 -t 480 "$B/tests/gpu/$t"
+  [ -n "$WIDE" ] && run "${t}_${WIDE}pe" 500 "$RUN" -n "$WIDE" -t 480 "$B/tests/gpu/$t"
 done
+# forward progress: the largest collectives back to back with PEs sharing GPUs
+run progress 300 "$RUN" -n "$N" -t 280 "$B/tests/gpu/test_progress"
+[ -n "$WIDE" ] && run "progress_${WIDE}pe" 300 "$RUN" -n "$WIDE" -t 280 "$B/tests/gpu/test_progress"
 # the all-read and push reductions of 2-member teams (off by default): the smoke test's 4 and 16 MiB
 # reductions take them, its in-place ones must not
 run coll_smoke_allread 200 env GSHMEM_COLL_ALLREAD_MIN=1M "$RUN" -n 2 -t 180 "$B/tests/gpu/coll_smoke"
@@ -65,6 +74,7 @@ run coll_smoke_push 200 env GSHMEM_COLL_PUSH_MIN=1M "$RUN" -n 2 -t 180 "$B/tests
 run coll_smoke_ce 200 env GSHMEM_COLL_CE_MIN=1M "$RUN" -n "$N" -t 180 "$B/tests/gpu/coll_smoke"
 run coll_smoke_ce_mixed 200 env GSHMEM_COLL_CE_MIN=1M SMOKE_CE_MIXED=1 "$RUN" -n "$N" -t 180 "$B/tests/gpu/coll_smoke"
 run ring_gshmrun 60 "$RUN" -n "$N" -t 50 "$B/examples/ring"
+[ -n "$WIDE" ] && run "ring_${WIDE}pe" 60 "$RUN" -n "$WIDE" -t 50 "$B/examples/ring"
 run litmus 150 "$RUN" -n 2 -t 140 "$B/tests/gpu/test_litmus"
 # the litmus checks can fail: broken protocols (no acquire, no fence) must be caught (exit 3)
 expect_fail litmus_negative 150 'NEGATIVE CONTROL DETECTED' "$RUN" -n 2 -t 140 "$B/tests/gpu/test_litmus" --negative
@@ -83,7 +93,8 @@ echo "== misuse: clear message and non-zero status =="
 E="$B/tests/gpu/test_errors"
 expect_fail before_init 60 'before gshmem_init' "$E" before_init
 expect_fail no_gpu 60 'no CUDA GPU is visible' env CUDA_VISIBLE_DEVICES= "$E" init_status_no_gpu
-expect_fail too_many_pes 60 'only [0-9]+ GPUs? (is|are) visible' "$RUN" -n $((NGPU + 1)) -t 50 "$E" free_foreign
+expect_fail bad_device 60 "GSHMEM_DEVICE=$NGPU on PE 0, but only $NGPU GPUs? (is|are) visible" \
+  env GSHMEM_DEVICE=$NGPU "$RUN" -n "$N" -t 50 "$E" free_foreign
 expect_fail free_foreign 60 'not from the symmetric heap' "$RUN" -n "$N" -t 50 "$E" free_foreign
 expect_fail double_free 60 'not the start of a live symmetric allocation' "$RUN" -n "$N" -t 50 "$E" double_free
 expect_fail bad_pe_device 60 'PE [0-9]+ is out of range' "$RUN" -n "$N" -t 50 "$E" bad_pe_device
@@ -99,6 +110,9 @@ for m in oneshot tworound kind device_op; do
     env GSHMEM_DEBUG=1 GSHMEM_WAIT_TIMEOUT=10 "$RUN" -n "$N" -t 50 "$E" coll_mismatch_$m
 done
 expect_fail die_before_init 60 'PE\(s\) 1 did not join' env GSHMEM_BOOTSTRAP_TIMEOUT=5 "$RUN" -n "$N" -t 50 "$E" die_before_init
+
+echo "== several PEs on one GPU: MPS handling =="
+run mps_lifecycle 200 tests/gpu/test_mps.sh "$B" "$NGPU"
 
 if command -v compute-sanitizer >/dev/null && [ -z "${SKIP_SANITIZER:-}" ]; then
   echo "== compute-sanitizer (memcheck, racecheck) =="

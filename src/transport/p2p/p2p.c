@@ -1,6 +1,7 @@
 /* p2p transport: PEs of this node reached by NVLink/PCIe load/store. Each local peer's heap
  * chunks are imported (POSIX fd over a Unix socket) and mapped in this process at window
- * slot (peer - me) mod L, so a peer's copy of symmetric address a is a + slot * W. */
+ * slot (peer - me) mod L, so a peer's copy of symmetric address a is a + slot * W. PEs that
+ * share this GPU are mapped the same way (their memory is local to it). */
 #include <cuda.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,7 @@ static int ordinal_of(const uint8_t *uuid) {
  * process by CUDA_VISIBLE_DEVICES), the import and mapping of its memory decide. */
 static gshmemi_status check_peer_access(gshmemi_state *s, int pe) {
     int peer_ord = ordinal_of(s->dev_uuids + 16 * (size_t)pe);
-    if (peer_ord < 0) return GSHMEM_SUCCESS;
+    if (peer_ord < 0 || peer_ord == s->cuda_dev) return GSHMEM_SUCCESS;  /* same GPU: plain loads/stores */
     CUdevice me, peer;
     int can = 0;
     GSHMEMI_CU(cuDeviceGet(&me, s->cuda_dev));

@@ -1,0 +1,49 @@
+// What the collective kernels' translation units share (coll_ops.cu: syncs and moves;
+// coll_reduce.cu, built once per element type: reductions): the launch helpers, the names
+// device-side messages give, the one-shot kernels' thread rule, and the storage types.
+#ifndef GSHMEMI_COLL_KERNELS_CUH
+#define GSHMEMI_COLL_KERNELS_CUH
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include "launch.cuh"
+
+extern "C" {
+#include "src/team/geometry.h"
+}
+
+// Every storage type an OpenSHMEM reduction name maps to: X(KIND, T, NAME). NAME is the
+// suffix of the per-type entry point; src/meson.build builds coll_reduce.cu for each row
+// (keep the two lists equal: a missing row is an undefined symbol at link time).
+#define GSHMEMI_REDUCE_STORAGE_TYPES(X)                                                      \
+    X(UINT, uint8_t, u8) X(UINT, uint16_t, u16) X(UINT, uint32_t, u32) X(UINT, uint64_t, u64) \
+    X(SINT, int8_t, s8) X(SINT, int16_t, s16) X(SINT, int32_t, s32) X(SINT, int64_t, s64)     \
+    X(FLOAT, float, f32) X(FLOAT, double, f64) X(FLOAT, __half, f16) X(BF16, __nv_bfloat16, bf16)
+
+#define GSHMEMI_DECLARE_REDUCE(KIND, T, NAME)                                                \
+    extern "C" int gshmemi_launch_reduce_##NAME(int op, void *stream, const void *te, int what, \
+                                                int team, void *dest, const void *src, size_t n, \
+                                                int nch, int threads);
+GSHMEMI_REDUCE_STORAGE_TYPES(GSHMEMI_DECLARE_REDUCE)
+#undef GSHMEMI_DECLARE_REDUCE
+
+__device__ static const char *gshmemi_reduce_name(int what) {
+    switch (what) {
+    case GSHMEMI_COLL_REDUCE: return "reduce (host/on-stream form)";
+    case GSHMEMI_COLL_REDUCESCATTER: return "reducescatter (host/on-stream form)";
+    case GSHMEMI_COLL_REDUCE_ALLREAD: return "reduce (host/on-stream form, all-read)";
+    case GSHMEMI_COLL_REDUCE_PUSH: return "reduce (host/on-stream form, push)";
+    case GSHMEMI_COLL_INSCAN: return "sum_inscan (host/on-stream form)";
+    default: return "sum_exscan (host/on-stream form)";
+    }
+}
+
+// Threads of a one-shot kernel: one per LL pair of a channel's slice, in whole warps, up to the
+// kernels' __launch_bounds__ (GSHMEM_COLL_THREADS sizes the two-round kernels): an 8-byte call
+// runs one warp, whose block barriers are nearly free.
+static const size_t ONESHOT_MAX_THREADS = 512;
+static int oneshot_threads(size_t pairs) {
+    size_t want = (pairs + 31) / 32 * 32;
+    return (int)(want < ONESHOT_MAX_THREADS ? want : ONESHOT_MAX_THREADS);
+}
+
+#endif

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# gshmrun's MPS handling when PEs share a GPU (one more PE than GPUs): it starts a private MPS
+# daemon for the job and stops it (directory removed, daemon gone) when the job ends normally,
+# when a PE dies, and when gshmrun itself is told to stop; the PEs run as MPS clients and say
+# so; with GSHMEM_MPS=off the job still runs (time-sliced) and the library says what is wrong
+# once. Skips the private-daemon checks, saying so, when an MPS daemon already runs.
+# usage: tests/gpu/test_mps.sh BUILD_DIR NGPU
+set -u
+B=${1:?usage: test_mps.sh BUILD_DIR NGPU}
+NGPU=${2:?}
+N=$((NGPU + 1))
+RUN="$B/tools/gshmrun"
+pass=0; fail=0
+ok() { pass=$((pass + 1)); echo "  ok: $*"; }
+no() { fail=$((fail + 1)); echo "  FAIL: $*"; }
+daemons() { pgrep -c -f '^nvidia-cuda-mps-(control|server)' 2>/dev/null || echo 0; }
+
+if [ -S "${CUDA_MPS_PIPE_DIRECTORY:-/tmp/nvidia-mps}/control" ]; then
+  echo "test_mps: an MPS daemon already runs here; the private-daemon checks are skipped"
+  GSHMEM_DEBUG=1 timeout 60 "$RUN" -n "$N" -t 50 "$B/examples/ring" >/tmp/mps-run.log 2>&1 \
+    && grep -q 'the running MPS daemon' /tmp/mps-run.log && ok "uses the running daemon" || no "running daemon not used"
+  echo "test_mps: $pass passed, $fail failed"; [ $fail -eq 0 ]; exit
+fi
+command -v nvidia-cuda-mps-control >/dev/null || { echo "test_mps: nvidia-cuda-mps-control not installed: skipped"; exit 0; }
+before=$(daemons)
+
+# check_gone LOG WHAT: the private directory named in LOG no longer exists, no daemon is left
+check_gone() {
+  local dir
+  dir=$(sed -n 's/.*a private MPS daemon (\(\/tmp\/gshmrun-mps-[A-Za-z0-9]*\)).*/\1/p' "$1" | head -1)
+  if [ -z "$dir" ]; then no "$2: gshmrun did not say it started a private daemon"; tail -5 "$1"; return; fi
+  sleep 0.5
+  [ ! -e "$dir" ] && ok "$2: $dir removed" || no "$2: $dir still exists"
+  [ "$(daemons)" -le "$before" ] && ok "$2: no MPS daemon left" || { no "$2: MPS processes left"; pgrep -a -f nvidia-cuda-mps; }
+}
+
+echo "-- a job that ends normally"
+GSHMEM_DEBUG=1 timeout 90 "$RUN" -n "$N" -t 80 "$B/examples/ring" >/tmp/mps-ok.log 2>&1
+rc=$?
+[ $rc -eq 0 ] && ok "ring on $N PEs exits 0" || { no "ring exit $rc"; tail -20 /tmp/mps-ok.log; }
+grep -q 'shared under MPS' /tmp/mps-ok.log && ok "PEs report a GPU shared under MPS" || no "no PE reports MPS"
+grep -Eq 'shared by [0-9]+ PEs .*MPS, SM share [0-9]+ of [0-9]+' /tmp/mps-ok.log \
+  && ok "GSHMEM_DEBUG=1 prints the placement" || no "placement line missing"
+check_gone /tmp/mps-ok.log "normal end"
+
+echo "-- a PE that fails while the PEs are MPS clients (a device wait that times out)"
+GSHMEM_DEBUG=1 GSHMEM_WAIT_TIMEOUT=3 timeout 90 "$RUN" -n "$N" -t 80 "$B/tests/gpu/test_errors" wait_timeout \
+  >/tmp/mps-die.log 2>&1
+rc=$?
+[ $rc -ne 0 ] && ok "job fails (exit $rc)" || no "job with a dead PE exited 0"
+check_gone /tmp/mps-die.log "PE died"
+
+echo "-- gshmrun stopped by SIGTERM"
+GSHMEM_DEBUG=1 "$RUN" -n "$N" /bin/sleep 60 >/tmp/mps-term.log 2>&1 &
+pid=$!
+for i in $(seq 50); do grep -q 'a private MPS daemon' /tmp/mps-term.log && break; sleep 0.1; done
+kill -TERM $pid
+timeout 30 tail --pid=$pid -f /dev/null
+wait $pid; rc=$?
+[ $rc -eq 143 ] && ok "gshmrun exits 143" || no "gshmrun exit $rc after SIGTERM"
+check_gone /tmp/mps-term.log "SIGTERM"
+
+echo "-- GSHMEM_MPS=off: correct, and said once"
+GSHMEM_MPS=off timeout 120 "$RUN" -n "$N" -t 110 "$B/examples/ring" >/tmp/mps-off.log 2>&1
+rc=$?
+[ $rc -eq 0 ] && ok "ring without MPS exits 0" || { no "ring without MPS: exit $rc"; tail -20 /tmp/mps-off.log; }
+c=$(grep -c 'without CUDA MPS' /tmp/mps-off.log)
+[ "$c" -eq 1 ] && ok "the time-slicing warning is printed once" || no "warning printed $c times"
+grep -q 'shared, time-sliced' /tmp/mps-off.log && ok "PEs report a time-sliced GPU" || no "no PE reports time slicing"
+grep -q 'a private MPS daemon' /tmp/mps-off.log && no "a daemon was started with GSHMEM_MPS=off" || ok "no daemon started"
+
+echo "test_mps: $pass passed, $fail failed"
+[ $fail -eq 0 ]
