@@ -66,15 +66,21 @@ int gshmrun_count_gpus(void) {
     return n;
 }
 
-/* A control daemon answers on <dir>/control. */
+/* A control daemon runs for `dir`: the pid in its pid file is alive, or (a daemon that
+ * writes no pid file) its control pipe exists. */
 static int daemon_at(const char *dir) {
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    if (snprintf(a.sun_path, sizeof a.sun_path, "%s/control", dir) >= (int)sizeof a.sun_path) return 0;
-    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (s < 0) return 0;
-    int ok = connect(s, (struct sockaddr *)&a, sizeof a) == 0;
-    close(s);
-    return ok;
+    char path[320];
+    snprintf(path, sizeof path, "%s/nvidia-cuda-mps-control.pid", dir);
+    FILE *f = fopen(path, "r");
+    long pid = 0;
+    if (f) {
+        if (fscanf(f, "%ld", &pid) != 1) pid = 0;
+        fclose(f);
+        return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+    }
+    struct stat st;
+    snprintf(path, sizeof path, "%s/control", dir);
+    return stat(path, &st) == 0 && (S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode));
 }
 
 /* Runs nvidia-cuda-mps-control with args, `input` on its stdin (may be NULL); its status,
@@ -155,9 +161,12 @@ static int start_private(void) {
     if (rc == 0 && daemon_at(pipe_dir)) return 0;
     fprintf(stderr, "gshmrun: could not start an MPS daemon (nvidia-cuda-mps-control -d %s); "
                     "PEs sharing a GPU will run in time slices (milliseconds per wait on each other). "
-                    "Start one yourself, or see %s\n",
+                    "Start one yourself (nvidia-cuda-mps-control -d), or run fewer PEs than GPUs\n",
             rc == 127 ? "not found: is the NVIDIA driver's utility package installed?"
-                      : rc < 0 ? "did not answer" : "failed", log_dir);
+                      : rc < 0 ? "did not answer" : rc ? "failed" : "started no daemon");
+    char cmd[400];   /* what the daemon said, if anything */
+    snprintf(cmd, sizeof cmd, "tail -n 5 %s/control.log 1>&2 2>/dev/null", log_dir);
+    if (system(cmd)) { /* no log: nothing more to say */ }
     unsetenv("CUDA_MPS_PIPE_DIRECTORY");
     unsetenv("CUDA_MPS_LOG_DIRECTORY");
     if (daemon_pid() > 0) kill(daemon_pid(), SIGKILL);

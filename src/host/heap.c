@@ -46,7 +46,9 @@ static gshmemi_status reserve_identical(gshmemi_state *s, uint64_t size) {
         CUdeviceptr p = 0;
         uint64_t mine = 0;
         if (b->rank == 0) {
-            GSHMEMI_CHECK_GOTO(gshmemi_cu_check(cuMemAddressReserve(&p, size, s->heap.granularity,
+            /* aligned to the window (a power of two), so gshmem_align's offsets are aligned
+             * addresses too, for any alignment up to W */
+            GSHMEMI_CHECK_GOTO(gshmemi_cu_check(cuMemAddressReserve(&p, size, s->heap.window,
                                                                     (CUdeviceptr)hint, 0),
                                                 "cuMemAddressReserve", __FILE__, __LINE__),
                                st, out);

@@ -15,7 +15,7 @@ ok() { pass=$((pass + 1)); echo "  ok: $*"; }
 no() { fail=$((fail + 1)); echo "  FAIL: $*"; }
 daemons() { pgrep -c -f '^nvidia-cuda-mps-(control|server)' 2>/dev/null || echo 0; }
 
-if [ -S "${CUDA_MPS_PIPE_DIRECTORY:-/tmp/nvidia-mps}/control" ]; then
+if [ -e "${CUDA_MPS_PIPE_DIRECTORY:-/tmp/nvidia-mps}/control" ]; then
   echo "test_mps: an MPS daemon already runs here; the private-daemon checks are skipped"
   GSHMEM_DEBUG=1 timeout 60 "$RUN" -n "$N" -t 50 "$B/examples/ring" >/tmp/mps-run.log 2>&1 \
     && grep -q 'the running MPS daemon' /tmp/mps-run.log && ok "uses the running daemon" || no "running daemon not used"
