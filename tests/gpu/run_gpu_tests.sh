@@ -80,8 +80,14 @@ run coll_smoke_ce_mixed 200 env GSHMEM_COLL_CE_MIN=1M SMOKE_CE_MIXED=1 "$RUN" -n
 run ring_gshmrun 60 "$RUN" -n "$N" -t 50 "$B/examples/ring"
 [ -n "$WIDE" ] && run "ring_${WIDE}pe" 60 "$RUN" -n "$WIDE" -t 50 "$B/examples/ring"
 run litmus 150 "$RUN" -n 2 -t 140 "$B/tests/gpu/test_litmus"
-# the litmus checks can fail: broken protocols (no acquire, no fence) must be caught (exit 3)
-expect_fail litmus_negative 150 'NEGATIVE CONTROL DETECTED' "$RUN" -n 2 -t 140 "$B/tests/gpu/test_litmus" --negative
+# the litmus checks can fail: broken protocols (no acquire, no fence) must be caught (exit 3).
+# Only between two GPUs: with both PEs on one GPU the broken protocols showed no violation in
+# 10000 iterations each (its L2 serves both; docs/testing.md), so there is nothing to catch.
+if [ "$NGPU" -ge 2 ]; then
+  expect_fail litmus_negative 150 'NEGATIVE CONTROL DETECTED' "$RUN" -n 2 -t 140 "$B/tests/gpu/test_litmus" --negative
+else
+  echo "SKIP litmus_negative: needs 2 GPUs (on one GPU the broken protocols are not observably broken)"
+fi
 # under mpirun when this build has the PMIx bootstrap (its own config header says so, however
 # the build directory was set up); a skip is said, not silent
 if ! command -v mpirun >/dev/null; then

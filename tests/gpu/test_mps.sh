@@ -13,7 +13,7 @@ RUN="$B/tools/gshmrun"
 pass=0; fail=0
 ok() { pass=$((pass + 1)); echo "  ok: $*"; }
 no() { fail=$((fail + 1)); echo "  FAIL: $*"; }
-daemons() { pgrep -c -f '^nvidia-cuda-mps-(control|server)' 2>/dev/null || echo 0; }
+daemons() { local n; n=$(pgrep -c -f '^nvidia-cuda-mps-(control|server)' 2>/dev/null); echo "${n:-0}"; }
 
 if [ -e "${CUDA_MPS_PIPE_DIRECTORY:-/tmp/nvidia-mps}/control" ]; then
   echo "test_mps: an MPS daemon already runs here; the private-daemon checks are skipped"
