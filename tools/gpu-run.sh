@@ -110,8 +110,8 @@ if [ "$what" = all ] || [ "$what" = bench ] || [ "$what" = coll ]; then
   if [ -n "$p2p" ]; then
     timeout 200 $R -t 190 $B/bench/latency 2>&1 | tee "$D/latency-gshmem.log"
     # the same run without the device-wait deadline: bench_compare.py prints what it costs
-    GSHMEM_WAIT_TIMEOUT=0 timeout 120 $R -t 110 $B/bench/latency >"$D/latency-gshmem-nodeadline.log" 2>&1 \
-      || tail -5 "$D/latency-gshmem-nodeadline.log"
+    [ "$NGPU" -gt 1 ] && { GSHMEM_WAIT_TIMEOUT=0 timeout 120 $R -t 110 $B/bench/latency >"$D/latency-gshmem-nodeadline.log" 2>&1 \
+      || tail -5 "$D/latency-gshmem-nodeadline.log"; }
     if [ "$NP" -eq 2 ]; then
       timeout 300 $R -t 290 $B/bench/bandwidth --csv "$D/bandwidth-gshmem.csv" 2>&1 | tee "$D/bandwidth.log"
       timeout 120 $R -t 110 $B/bench/atomics 2>&1 | tee "$D/atomics-gshmem.log"
