@@ -162,6 +162,9 @@ static void *proxy_main(void *arg) {
         for (int i = 0; i < x->n_rings; i++) gshmemi_pring_retire(x->rings[i]);
         if (work || busy(x)) {
             idle_since = 0;
+            /* waiting on the wire: let a producer or a peer on this core run (returns at once
+             * on a core of its own) */
+            if (!work) sched_yield();
             double now = gshmemi_proxy_now();
             if (now > next_check) {
                 for (int i = 0; i < x->n_rings; i++) gshmemi_pring_check_timeouts(x, x->rings[i], now);
