@@ -101,17 +101,27 @@ static bool in_heap(uint64_t a, size_t n) {
     return a >= b && n <= heap_size && a - b <= heap_size - n;
 }
 
+/* Like cudaMemcpy with unified addressing: a heap ("device") address goes to the shadow,
+ * any other address is host memory. */
+static char *X(const void *p, size_t n) {
+    uint64_t a = (uint64_t)(uintptr_t)p, b = (uint64_t)(uintptr_t)heap_base;
+    if (a + n > b && a < b + heap_size && !in_heap(a, n)) return NULL;   /* straddles the heap */
+    return in_heap(a, n) ? H(a) : (char *)(uintptr_t)a;
+}
+
 static int dev_copy_to(void *ctx, void *dst, const void *src, size_t n) {
     (void)ctx;
-    if (!in_heap((uint64_t)(uintptr_t)dst, n)) return GSHMEM_ERR_INVALID_ARG;
-    memcpy(H((uint64_t)(uintptr_t)dst), src, n);
+    char *d = X(dst, n);
+    if (!d) return GSHMEM_ERR_INVALID_ARG;
+    memcpy(d, src, n);
     return 0;
 }
 
 static int dev_copy_from(void *ctx, void *dst, const void *src, size_t n) {
     (void)ctx;
-    if (!in_heap((uint64_t)(uintptr_t)src, n)) return GSHMEM_ERR_INVALID_ARG;
-    memcpy(dst, H((uint64_t)(uintptr_t)src), n);
+    char *s = X(src, n);
+    if (!s) return GSHMEM_ERR_INVALID_ARG;
+    memcpy(dst, s, n);
     return 0;
 }
 

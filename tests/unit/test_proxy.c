@@ -160,7 +160,7 @@ static int rma_pg(pe_ctx *c, pe_state *s) {
 
 /* The blocking host calls, and timings (PE 0 prints). */
 static int rma_host_and_timing(pe_ctx *c, pe_state *s) {
-    int bad = 0, right = (c->me + 1) % c->n;
+    int bad = 0, right = c->n / 2;   /* PE 0 and n/2 sit on different nodes */
     uint64_t out = 0x1234, in = 0;
     if (gshmemi_proxy_put(s->x, (void *)(uintptr_t)A(SMALL_OFF + 512), &out, 8, right) ||
         gshmemi_proxy_get(s->x, &in, (void *)(uintptr_t)A(SMALL_OFF + 512), 8, right) || in != out) {
@@ -173,7 +173,7 @@ static int rma_host_and_timing(pe_ctx *c, pe_state *s) {
         barrier(c);
         return bad;
     }
-    int iters = 2000;
+    int iters = 500;
     double t0 = now_s();
     for (int i = 0; i < iters; i++) {
         gshmem_proxy_ret ret = {0};
@@ -297,10 +297,14 @@ static void *amo_worker(void *arg) {
     uint64_t *tk = calloc(AMO_K, sizeof *tk);
     int last = a->c->n - 1;
     for (int i = 0; i < AMO_K; i++) {
-        tk[i] = post(&a->s->ch, GSHMEM_PROXY_OP_AMO, GSHMEM_PROXY_AMO_ADD, 0, 8, A(SMALL_OFF + 8192), 1, 0, 0,
-                     &rets[i]);
-        gshmem_proxy_desc d = {.op = GSHMEM_PROXY_OP_AMO, .amo = GSHMEM_PROXY_AMO_ADD, .pe = 0, .size = 4,
-                               .raddr = A(SMALL_OFF + 8192 + 64), .laddr = 1};
+        gshmem_proxy_desc d = {.op = GSHMEM_PROXY_OP_AMO, .amo = GSHMEM_PROXY_AMO_ADD, .pe = 0, .size = 8,
+                               .raddr = A(SMALL_OFF + 8192), .laddr = 1, .flags = GSHMEM_PROXY_F_FETCH,
+                               .ret = (uint64_t)(uintptr_t)&rets[i]};
+        tk[i] = gshmem_proxy_post(&a->s->ch, &d);          /* fetch_add */
+        d.size = 4;
+        d.raddr = A(SMALL_OFF + 8192 + 64);
+        d.flags = 0;
+        d.ret = 0;
         gshmem_proxy_post(&a->s->ch, &d);                  /* add, no fetch */
         d.pe = last;
         d.size = 8;
@@ -665,7 +669,6 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     alarm(600);
     if (!getenv("GSHMEM_BOOTSTRAP_TIMEOUT")) setenv("GSHMEM_BOOTSTRAP_TIMEOUT", "4", 1);
-    if (!getenv("GSHMEM_PROXY_SPIN_US")) setenv("GSHMEM_PROXY_SPIN_US", "200", 1);
     gshmemi_config_load(&gshmemi_cfg);
     heap_reserve(HEAP_BYTES);
     seen_map = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -160,11 +160,11 @@ static void *proxy_main(void *arg) {
         if (x->mode == GSHMEMI_PROXY_STAGED) work += gshmemi_staged_progress(x);
         if (x->pump_head) work += pump_all(x);
         for (int i = 0; i < x->n_rings; i++) gshmemi_pring_retire(x->rings[i]);
+        /* nothing done this turn: let a producer or a peer sharing this core run (returns at
+         * once on a core of its own) */
+        if (!work) sched_yield();
         if (work || busy(x)) {
             idle_since = 0;
-            /* waiting on the wire: let a producer or a peer on this core run (returns at once
-             * on a core of its own) */
-            if (!work) sched_yield();
             double now = gshmemi_proxy_now();
             if (now > next_check) {
                 for (int i = 0; i < x->n_rings; i++) gshmemi_pring_check_timeouts(x, x->rings[i], now);
