@@ -391,9 +391,9 @@ static int pe_amo(pe_ctx *c, void *arg) {
 
 /* ---- litmus ---------------------------------------------------------------------------- */
 enum { L_PUT_SIGNAL, L_SIGNAL_FIRST, L_FENCE, L_REVERSED, L_QUIET, L_NO_QUIET, L_COUNT };
-static const char *lit_name[L_COUNT] = {"put_signal", "NEGATIVE signal before put", "put; fence; p(flag)",
-                                        "NEGATIVE p(flag) before put, no fence", "put; quiet; flag out of band",
-                                        "NEGATIVE put; flag out of band, no quiet"};
+static const char *lit_name[L_COUNT] = {"put_signal", "NEGATIVE signal, then put", "put; fence; p(flag)",
+                                        "NEGATIVE p(flag), then put", "put; quiet; flag out of band",
+                                        "NEGATIVE flag out of band, then put"};
 #define LIT_N 60
 #define LIT_B (256 * 1024)
 #define LIT_SLOTS 4
@@ -401,6 +401,26 @@ static const char *lit_name[L_COUNT] = {"put_signal", "NEGATIVE signal before pu
 static uint64_t lit_flag(pe_ctx *c, int v) {
     return v >= L_QUIET ? __atomic_load_n(&c->job->oob[0][0], __ATOMIC_ACQUIRE)
                         : __atomic_load_n((uint64_t *)H(A(SMALL_OFF + 16384)), __ATOMIC_ACQUIRE);
+}
+
+static void lit_wait_observer(pe_ctx *c, uint64_t i) {
+    double dl = now_s() + 20;
+    while (__atomic_load_n(&c->job->oob[1][0], __ATOMIC_ACQUIRE) < i && now_s() < dl) sched_yield();
+}
+
+/* The negative controls make the flag visible, let the observer look, and only then send the
+ * data: the observer must report every such iteration, or its check could never fail. */
+static void lit_flag_first(pe_ctx *c, pe_state *s, int v, uint64_t i, uint64_t sig) {
+    gshmem_proxy_ret r = {0};
+    if (v == L_NO_QUIET) {
+        __atomic_store_n(&c->job->oob[0][0], i, __ATOMIC_RELEASE);
+    } else {
+        uint64_t t = v == L_SIGNAL_FIRST
+                         ? post(&s->ch, GSHMEM_PROXY_OP_SIGNAL, GSHMEM_PROXY_SIG_SET, 1, 8, sig, i, 0, 0, &r)
+                         : post(&s->ch, GSHMEM_PROXY_OP_P, 0, 1, 8, sig, i, 0, 0, &r);
+        gshmem_proxy_wait_ret(&r, t);
+    }
+    lit_wait_observer(c, i);
 }
 
 static void lit_write(pe_ctx *c, pe_state *s, int v) {
@@ -413,32 +433,26 @@ static void lit_write(pe_ctx *c, pe_state *s, int v) {
         if (i > LIT_SLOTS) gshmem_proxy_wait_ret(&ret[k], tk[k]);   /* the slot's source is free */
         uint64_t src = A(SRC_OFF + (uint64_t)k * LIT_B), *w = (uint64_t *)H(src);
         for (int j = 0; j < LIT_B / 8; j++) w[j] = i;
+        if (v & 1) lit_flag_first(c, s, v, i, sig);
         switch (v) {
         case L_PUT_SIGNAL:
             tk[k] = post(&s->ch, GSHMEM_PROXY_OP_PUT_SIGNAL, GSHMEM_PROXY_SIG_SET, 1, LIT_B, data, src, sig, i, &ret[k]);
-            break;
-        case L_SIGNAL_FIRST:
-            post(&s->ch, GSHMEM_PROXY_OP_SIGNAL, GSHMEM_PROXY_SIG_SET, 1, 8, sig, i, 0, 0, NULL);
-            tk[k] = post(&s->ch, GSHMEM_PROXY_OP_PUT, 0, 1, LIT_B, data, src, 0, 0, &ret[k]);
             break;
         case L_FENCE:
             tk[k] = post(&s->ch, GSHMEM_PROXY_OP_PUT, 0, 1, LIT_B, data, src, 0, 0, &ret[k]);
             post(&s->ch, GSHMEM_PROXY_OP_FENCE, 0, 0, 0, 0, 0, 0, 0, NULL);
             post(&s->ch, GSHMEM_PROXY_OP_P, 0, 1, 8, sig, i, 0, 0, NULL);
             break;
-        case L_REVERSED:
-            post(&s->ch, GSHMEM_PROXY_OP_P, 0, 1, 8, sig, i, 0, 0, NULL);
+        case L_QUIET:
             tk[k] = post(&s->ch, GSHMEM_PROXY_OP_PUT, 0, 1, LIT_B, data, src, 0, 0, &ret[k]);
-            break;
-        default:   /* L_QUIET, L_NO_QUIET */
-            tk[k] = post(&s->ch, GSHMEM_PROXY_OP_PUT, 0, 1, LIT_B, data, src, 0, 0, &ret[k]);
-            if (v == L_QUIET) gshmem_proxy_quiet(&s->ch);
+            gshmem_proxy_quiet(&s->ch);
             __atomic_store_n(&c->job->oob[0][0], i, __ATOMIC_RELEASE);
             break;
+        default:   /* negative controls: the data after the flag */
+            tk[k] = post(&s->ch, GSHMEM_PROXY_OP_PUT, 0, 1, LIT_B, data, src, 0, 0, &ret[k]);
+            break;
         }
-        /* paced by the observer: it looks at every iteration */
-        double dl = now_s() + 20;
-        while (__atomic_load_n(&c->job->oob[1][0], __ATOMIC_ACQUIRE) < i && now_s() < dl) sched_yield();
+        lit_wait_observer(c, i);   /* paced: the observer looks at every iteration */
     }
     gshmem_proxy_quiet(&s->ch);
 }
@@ -485,10 +499,10 @@ static int pe_litmus(pe_ctx *c, void *arg) {
             int viol = lit_observe(c, v);
             bool negative = v & 1;
             printf("proxy %s litmus %-42s: %d of %d iterations saw the flag before the data%s\n",
-                   mode_name(sc->mode), lit_name[v], viol, LIT_N, negative ? " (must be > 0)" : " (must be 0)");
-            if (viol < 0 || (negative ? viol == 0 : viol != 0)) {
+                   mode_name(sc->mode), lit_name[v], viol, LIT_N, negative ? " (must be all)" : " (must be 0)");
+            if (viol < 0 || (negative ? viol != LIT_N : viol != 0)) {
                 fprintf(stderr, "FAIL PE 1: litmus %s: %d violations, expected %s\n", lit_name[v], viol,
-                        negative ? "at least one (the check cannot fail otherwise)" : "none");
+                        negative ? "every iteration (else the check could not fail)" : "none");
                 bad++;
             }
         }

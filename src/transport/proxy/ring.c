@@ -157,10 +157,10 @@ static void begin(gshmemi_proxy *x, pring *g, op_rec *r, uint64_t t, double *now
     uint64_t val;
     if ((why = check_desc(x, d, &field, &val))) {
         gshmemi_proxy_fail(x, GSHMEM_ERR_INVALID_ARG,
-                           "proxy: descriptor refused (ring %d, ticket %llu): %s to PE %d: field %s = 0x%llx: %s "
+                           "proxy: descriptor refused (ring %d, ticket %llu): %s to PE %d: field %s = %lld (%#llx): %s "
                            "(heap [%p, +%zu)); it was not executed: fix the call that posted it",
                            g->id, (unsigned long long)t, gshmemi_proxy_op_name(d->op), d->pe, field,
-                           (unsigned long long)val, why, x->p.heap_base, x->p.heap_size);
+                           (long long)val, (unsigned long long)val, why, x->p.heap_base, x->p.heap_size);
         gshmemi_rec_complete(x, r, GSHMEM_ERR_INVALID_ARG);
         return;
     }
