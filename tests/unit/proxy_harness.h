@@ -288,6 +288,7 @@ static void enter_node(int pe, int n) {
 }
 
 static void link_down(int node) { sh("ip -n %s link set %s down", T.ns[node], T.veth[node]); }
+static void link_up(int node) { sh("ip -n %s link set %s up", T.ns[node], T.veth[node]); }
 
 /* ---- jobs ------------------------------------------------------------------------------ */
 typedef int (*pe_main_fn)(pe_ctx *c, void *arg);

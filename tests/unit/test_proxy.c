@@ -708,6 +708,7 @@ int main(int argc, char **argv) {
         int st[MAXPE];
         double t0 = now_s();
         int bad = run_job(npes, fn, &sc, fn == pe_rma ? 300 : 120, st, fn == pe_linkdown ? linkdown_watcher : NULL);
+        if (fn == pe_linkdown) link_up(1);   /* for the scenarios after this one */
         for (int r = 0; r < npes; r++) {
             bool victim = fn == pe_kill && r == npes - 1;
             bool ok = victim ? st[r] == 128 + SIGKILL : st[r] == 0;
