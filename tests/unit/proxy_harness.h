@@ -25,6 +25,8 @@
 
 #include "unit.h"
 
+#pragma GCC diagnostic ignored "-Wunused-function"   /* each test uses part of the harness */
+
 #define MAXPE 8
 #define GATHER_MAX 4096
 
