@@ -168,6 +168,22 @@ static int rma_host_and_timing(pe_ctx *c, pe_state *s) {
                 (unsigned long long)in, (unsigned long long)out);
         bad++;
     }
+    /* host atomics, signal and put_signal (each PE on its own words at its right neighbour) */
+    void *w = (void *)(uintptr_t)A(SMALL_OFF + 2048 + c->me * 64);
+    uint64_t *sig = (uint64_t *)((char *)w + 16), old1 = 1, old2 = 1, got[2] = {0, 0};
+    int st = gshmemi_proxy_amo(s->x, GSHMEM_PROXY_AMO_ADD, 8, w, 5, 0, right, &old1);
+    st |= gshmemi_proxy_amo(s->x, GSHMEM_PROXY_AMO_ADD, 8, w, 5, 0, right, &old2);
+    st |= gshmemi_proxy_put_signal(s->x, (char *)w + 8, &out, 8, sig, 9, GSHMEM_PROXY_SIG_SET, right);
+    st |= gshmemi_proxy_signal(s->x, sig, 1, GSHMEM_PROXY_SIG_ADD, right);
+    st |= gshmemi_proxy_quiet(s->x);
+    st |= gshmemi_proxy_get(s->x, got, (char *)w + 8, 16, right);
+    if (st || old1 != 0 || old2 != 5 || got[0] != out || got[1] != 10) {
+        fprintf(stderr, "FAIL PE %d: host amo/put_signal/signal to PE %d: status %d, old %llu %llu (expected 0 5), "
+                "data %#llx (expected %#llx), signal %llu (expected 10)\n", c->me, right, st,
+                (unsigned long long)old1, (unsigned long long)old2, (unsigned long long)got[0],
+                (unsigned long long)out, (unsigned long long)got[1]);
+        bad++;
+    }
     barrier(c);
     if (c->me != 0) {   /* one pair timed at a time: the others stay quiet (and progress) */
         barrier(c);

@@ -107,9 +107,8 @@ static int post_atomic(gshmemi_proxy *x, op_rec *r, uint64_t raddr, enum fi_op o
                               .rma_iov = &rio, .rma_iov_count = 1,
                               .datatype = size == 4 ? FI_UINT32 : FI_UINT64, .op = op, .context = &f->ctx};
     ssize_t ret;
-    if (cswap) ret = fi_compare_atomicmsg(x->fab.ep, &m, &cmp, &cdesc, 1, &res, &rdesc, 1,
-                                          FI_COMPLETION | FI_DELIVERY_COMPLETE);
-    else if (fetch) ret = fi_fetch_atomicmsg(x->fab.ep, &m, &res, &rdesc, 1, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+    if (cswap) ret = fi_compare_atomicmsg(x->fab.ep, &m, &cmp, &cdesc, 1, &res, &rdesc, 1, FI_COMPLETION);
+    else if (fetch) ret = fi_fetch_atomicmsg(x->fab.ep, &m, &res, &rdesc, 1, FI_COMPLETION);
     else ret = fi_atomicmsg(x->fab.ep, &m, FI_COMPLETION | FI_DELIVERY_COMPLETE);
     if (ret) return post_failed(x, r, f, ret, cswap ? "fi_compare_atomicmsg" : fetch ? "fi_fetch_atomicmsg"
                                                                                  : "fi_atomicmsg");

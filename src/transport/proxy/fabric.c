@@ -88,24 +88,37 @@ static struct fi_info *make_hints(gshmemi_proxy *x, const char *prov) {
     return h;
 }
 
-/* The first usable fi_info of provider `prov` on the configured interface, or NULL. */
-static struct fi_info *try_provider(gshmemi_proxy *x, const char *prov, const char *node, bool quiet) {
+static bool ip_addressed(const struct fi_info *i) {
+    return i->addr_format == FI_SOCKADDR_IN || i->addr_format == FI_SOCKADDR_IN6 || i->addr_format == FI_SOCKADDR;
+}
+
+static struct fi_info *getinfo(gshmemi_proxy *x, const char *prov, const char *node, bool quiet) {
     struct fi_info *h = make_hints(x, prov), *list = NULL;
     if (!h) return NULL;
     int ret = fi_getinfo(FAB_VERSION, node, NULL, node ? FI_SOURCE : 0, h, &list);
     fi_freeinfo(h);
-    if (ret) {
-        if (!quiet)
-            gshmemi_error("proxy: fi_getinfo(provider '%s'%s%s) failed: %s", prov, node ? ", address " : "",
-                          node ? node : "", gshmemi_fab_strerror(ret));
-        return NULL;
+    if (ret && !quiet)
+        gshmemi_error("proxy: fi_getinfo(provider '%s'%s%s) failed: %s", prov, node ? ", address " : "",
+                      node ? node : "", gshmemi_fab_strerror(ret));
+    return ret ? NULL : list;
+}
+
+/* The first usable fi_info of provider `prov` on the configured interface, or NULL. The
+ * interface's address is given only to IP-addressed providers (shm names its endpoints
+ * otherwise). */
+static struct fi_info *try_provider(gshmemi_proxy *x, const char *prov, const char *node, bool quiet) {
+    struct fi_info *list = getinfo(x, prov, NULL, quiet);
+    if (list && node && ip_addressed(list)) {
+        fi_freeinfo(list);
+        list = getinfo(x, prov, node, quiet);
+    } else {
+        node = NULL;
     }
     struct fi_info *pick = NULL;
     for (struct fi_info *i = list; i && !pick; i = i->next)   /* exact provider name, not a layering */
         if (!strcmp(i->fabric_attr->prov_name, prov) && (node || !is_loopback(i))) pick = i;
-    if (!pick)
-        for (struct fi_info *i = list; i && !pick; i = i->next)
-            if (!strcmp(i->fabric_attr->prov_name, prov)) pick = i;
+    for (struct fi_info *i = list; i && !pick; i = i->next)
+        if (!strcmp(i->fabric_attr->prov_name, prov)) pick = i;
     struct fi_info *dup = pick ? fi_dupinfo(pick) : NULL;
     fi_freeinfo(list);
     return dup;
