@@ -246,7 +246,8 @@ void gshmemi_pring_check_timeouts(gshmemi_proxy *x, pring *g, double now) {
                          "operation(s) unanswered: did PE %d exit or crash, or is the link down?",
                          now - r->t_last,
                          r->blocked ? "the provider kept answering 'try again' (peer never connected?)"
-                                    : "its completion never came",
+                         : r->inflight ? "its completion never came"
+                                       : "waiting for room: earlier operations to that PE stay unanswered",
                          (unsigned long long)r->posted, (unsigned long long)r->d.size, r->inflight, r->d.pe);
     }
 }
