@@ -60,3 +60,19 @@ GSHMEMI_ENV_FIELD(COLL_THREADS, INT, int, 256,
                   "tuning: threads per block of the two-round reduction kernels (32..512, a multiple of 32)")
 GSHMEMI_ENV_FIELD(COLL_MOVE_THREADS, INT, int, 512,
                   "tuning: threads per block of the two-round broadcast/fcollect/alltoall(s) kernels (32..512, a multiple of 32)")
+GSHMEMI_ENV_FIELD(FABRIC_PROVIDER, STR, const char *, "",
+                  "libfabric provider of the proxy transport, e.g. verbs;ofi_rxm, efa, cxi, tcp;ofi_rxm (default: the first of cxi, efa, verbs;ofi_rxm, psm3, tcp;ofi_rxm, tcp, sockets found)")
+GSHMEMI_ENV_FIELD(FABRIC_IFACE, STR, const char *, "",
+                  "network interface (name, or its IPv4 address) the proxy transport uses (default: the provider's first non-loopback one)")
+GSHMEMI_ENV_FIELD(PROXY_MODE, STR, const char *, "auto",
+                  "proxy data mode: auto (direct for host memory, staged for GPU memory when the provider lacks FI_HMEM), direct, staged")
+GSHMEMI_ENV_FIELD(PROXY_CHUNK, SIZE, uint64_t, 128ull << 10,
+                  "staged mode: bytes per message (large transfers are pipelined in chunks of this size)")
+GSHMEMI_ENV_FIELD(PROXY_STAGING, SIZE, uint64_t, 2ull << 20,
+                  "staged mode: bytes in flight to one peer (credits = this / GSHMEM_PROXY_CHUNK); each PE pins about 4x this per peer")
+GSHMEMI_ENV_FIELD(PROXY_RING_SLOTS, INT, int, 4096,
+                  "descriptors per proxy ring (a power of two)")
+GSHMEMI_ENV_FIELD(PROXY_SPIN_US, INT, int, 2000,
+                  "microseconds the proxy thread keeps spinning after its last work before it starts sleeping")
+GSHMEMI_ENV_FIELD(PROXY_IDLE_US, INT, int, 20,
+                  "microseconds an idle proxy thread sleeps between polls: bounds its wake-up latency (0 = never sleep)")

@@ -1,0 +1,285 @@
+/* The proxy of one PE: creation (mode, fabric, host ring), the thread that drains the rings
+ * and progresses the endpoint, the host-initiated blocking operations, finalize. The loop
+ * spins while anything is in flight (the target side of manual-progress providers moves
+ * only when we read our completion queue) and sleeps GSHMEM_PROXY_IDLE_US at a time once
+ * it has been idle for GSHMEM_PROXY_SPIN_US, which bounds its wake-up latency. */
+#include <sched.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+/* host callers blocked in gshmem_proxy_wait_ret / _quiet leave the core to the proxy */
+#define GSHMEM_PROXY_RELAX() sched_yield()
+#include "proxy_impl.h"
+
+#define DRAIN_BATCH 256          /* descriptors per ring per loop turn: amortises the CQ read */
+#define TIMEOUT_CHECK_S 0.01
+
+double gshmemi_proxy_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+const char *gshmemi_proxy_op_name(int op) {
+    static const char *names[GSHMEM_PROXY_OP_COUNT] = {"nop", "put", "get", "p", "g", "atomic", "signal",
+                                                       "put_signal", "fence", "quiet"};
+    return op >= 0 && op < GSHMEM_PROXY_OP_COUNT ? names[op] : "unknown op";
+}
+
+void gshmemi_proxy_fail(gshmemi_proxy *x, int status, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    gshmemi_error("%s", msg);
+    int zero = 0;
+    /* only the first error is kept: err_msg is written by the thread that wins the exchange */
+    if (__atomic_compare_exchange_n(&x->err_status, &zero, -1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+        snprintf(x->err_msg, sizeof x->err_msg, "%s", msg);
+        __atomic_store_n(&x->err_status, status, __ATOMIC_RELEASE);
+    }
+}
+
+/* ---- creation ----------------------------------------------------------------------- */
+static gshmemi_status pick_mode(gshmemi_proxy *x) {
+    int m = x->p.mode;
+    if (m == GSHMEMI_PROXY_AUTO) {
+        const char *v = gshmemi_cfg.PROXY_MODE;
+        if (!strcasecmp(v, "direct")) m = GSHMEMI_PROXY_DIRECT;
+        else if (!strcasecmp(v, "staged")) m = GSHMEMI_PROXY_STAGED;
+        else if (strcasecmp(v, "auto") && v[0]) {
+            gshmemi_error("proxy: GSHMEM_PROXY_MODE='%s' is not auto, direct or staged", v);
+            return GSHMEM_ERR_INVALID_ARG;
+        }
+    }
+    /* no libfabric here registers CUDA memory (FI_HMEM): device heaps are staged */
+    if (m == GSHMEMI_PROXY_AUTO) m = x->p.heap_is_device ? GSHMEMI_PROXY_STAGED : GSHMEMI_PROXY_DIRECT;
+    if (m == GSHMEMI_PROXY_STAGED && (!x->p.mem.copy_to || !x->p.mem.copy_from || !x->p.mem.atomic ||
+                                      !x->p.mem.signal)) {
+        gshmemi_error("proxy: staged mode needs the copy_to, copy_from, atomic and signal memory operations");
+        return GSHMEM_ERR_INVALID_ARG;
+    }
+    x->mode = m;
+    return GSHMEM_SUCCESS;
+}
+
+static gshmemi_status check_params(const gshmemi_proxy_params *p) {
+    if (p->npes < 1 || p->mype < 0 || p->mype >= p->npes || !p->allgather || !p->heap_base || !p->heap_size) {
+        gshmemi_error("proxy: gshmemi_proxy_create: bad parameters (PE %d of %d, allgather %s, heap %p + %zu)",
+                      p->mype, p->npes, p->allgather ? "set" : "missing", p->heap_base, p->heap_size);
+        return GSHMEM_ERR_INVALID_ARG;
+    }
+    return GSHMEM_SUCCESS;
+}
+
+gshmemi_status gshmemi_proxy_create(const gshmemi_proxy_params *p, gshmemi_proxy **out) {
+    GSHMEMI_CHECK(check_params(p));
+    gshmemi_proxy *x = calloc(1, sizeof *x);
+    if (!x || !(x->peer_dead = calloc((size_t)p->npes, sizeof *x->peer_dead))) {
+        free(x);
+        return GSHMEM_ERR_NO_MEMORY;
+    }
+    x->p = *p;
+    x->timeout = gshmemi_cfg.BOOTSTRAP_TIMEOUT > 0 ? gshmemi_cfg.BOOTSTRAP_TIMEOUT : 120;
+    gshmemi_status st;
+    GSHMEMI_CHECK_GOTO(pick_mode(x), st, fail);
+    GSHMEMI_CHECK_GOTO(gshmemi_fab_open(x), st, fail);
+    GSHMEMI_CHECK_GOTO(gshmemi_pring_create(x, 256, NULL, &x->host), st, fail);
+    *out = x;
+    return GSHMEM_SUCCESS;
+fail:
+    gshmemi_fab_close(x);       /* the endpoint first: buffers may still be posted */
+    gshmemi_staged_close(x);
+    free(x->peer_dead);
+    free(x);
+    return st;
+}
+
+gshmemi_status gshmemi_proxy_ring(gshmemi_proxy *x, uint64_t n_slots, uint64_t *tail, gshmem_proxy_chan *out) {
+    if (__atomic_load_n(&x->thread_started, __ATOMIC_ACQUIRE)) {
+        gshmemi_error("proxy: gshmemi_proxy_ring called while the proxy thread runs: create rings before "
+                      "gshmemi_proxy_start");
+        return GSHMEM_ERR_INVALID_ARG;
+    }
+    pring *g;
+    GSHMEMI_CHECK(gshmemi_pring_create(x, n_slots ? n_slots : (uint64_t)gshmemi_cfg.PROXY_RING_SLOTS, tail, &g));
+    *out = g->chan;
+    return GSHMEM_SUCCESS;
+}
+
+/* ---- the loop ------------------------------------------------------------------------- */
+static int pump_all(gshmemi_proxy *x) {
+    int work = 0;
+    op_rec *prev = NULL, *r = x->pump_head;
+    while (r) {
+        op_rec *next = r->next;
+        int ret = r->state == REC_ACTIVE ? (x->mode == GSHMEMI_PROXY_DIRECT ? gshmemi_direct_pump(x, r)
+                                                                             : gshmemi_staged_pump(x, r))
+                                         : 0;
+        if (ret == -FI_EAGAIN) {   /* keep it, in order */
+            prev = r;
+            r = next;
+            continue;
+        }
+        if (prev) prev->next = next;
+        else x->pump_head = next;
+        if (x->pump_tail == r) x->pump_tail = prev;
+        r->queued = 0;
+        work++;
+        gshmemi_rec_progressed(x, r);   /* may push it again at the tail (next stage) */
+        r = next;
+    }
+    return work;
+}
+
+static bool busy(const gshmemi_proxy *x) {
+    if (x->pump_head) return true;
+    for (int i = 0; i < x->n_rings; i++)
+        if (gshmemi_pring_busy(x->rings[i])) return true;
+    return x->mode == GSHMEMI_PROXY_STAGED && gshmemi_staged_busy(x);
+}
+
+static void idle_sleep(void) {
+    long us = gshmemi_cfg.PROXY_IDLE_US;
+    if (us <= 0) return;
+    struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+static void *proxy_main(void *arg) {
+    gshmemi_proxy *x = arg;
+    double idle_since = 0, next_check = 0, spin = gshmemi_cfg.PROXY_SPIN_US * 1e-6;
+    while (!__atomic_load_n(&x->stop, __ATOMIC_ACQUIRE)) {
+        int work = 0;
+        for (int i = 0; i < x->n_rings; i++) work += gshmemi_pring_drain(x, x->rings[i], DRAIN_BATCH);
+        work += gshmemi_fab_progress(x);
+        if (x->mode == GSHMEMI_PROXY_STAGED) work += gshmemi_staged_progress(x);
+        if (x->pump_head) work += pump_all(x);
+        for (int i = 0; i < x->n_rings; i++) gshmemi_pring_retire(x->rings[i]);
+        /* nothing done this turn: let a producer or a peer sharing this core run (returns at
+         * once on a core of its own) */
+        if (!work) sched_yield();
+        if (work || busy(x)) {
+            idle_since = 0;
+            double now = gshmemi_proxy_now();
+            if (now > next_check) {
+                for (int i = 0; i < x->n_rings; i++) gshmemi_pring_check_timeouts(x, x->rings[i], now);
+                next_check = now + TIMEOUT_CHECK_S;
+            }
+            continue;
+        }
+        double now = gshmemi_proxy_now();
+        if (idle_since == 0) idle_since = now;
+        else if (now - idle_since >= spin) idle_sleep();
+    }
+    return NULL;
+}
+
+gshmemi_status gshmemi_proxy_start(gshmemi_proxy *x) {
+    if (__atomic_load_n(&x->thread_started, __ATOMIC_ACQUIRE)) return GSHMEM_SUCCESS;
+    __atomic_store_n(&x->stop, 0, __ATOMIC_RELEASE);
+    int e = pthread_create(&x->thread, NULL, proxy_main, x);
+    if (e) {
+        gshmemi_error("proxy: pthread_create of the proxy thread failed: %s", strerror(e));
+        return GSHMEM_ERR_INTERNAL;
+    }
+    __atomic_store_n(&x->thread_started, 1, __ATOMIC_RELEASE);
+    return GSHMEM_SUCCESS;
+}
+
+void gshmemi_proxy_stop(gshmemi_proxy *x) {
+    if (!__atomic_load_n(&x->thread_started, __ATOMIC_ACQUIRE)) return;
+    __atomic_store_n(&x->stop, 1, __ATOMIC_RELEASE);
+    pthread_join(x->thread, NULL);
+    __atomic_store_n(&x->thread_started, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- host-initiated operations (through the host ring) ----------------------------- */
+static gshmemi_status host_op(gshmemi_proxy *x, const char *call, gshmem_proxy_desc *d, uint64_t *value) {
+    if (!__atomic_load_n(&x->thread_started, __ATOMIC_ACQUIRE)) {
+        gshmemi_error("proxy: %s to PE %d: the proxy thread is not running (gshmemi_proxy_start)", call, d->pe);
+        return GSHMEM_ERR_NOT_INITIALIZED;
+    }
+    gshmem_proxy_ret ret;
+    memset(&ret, 0, sizeof ret);
+    d->ret = (uint64_t)(uintptr_t)&ret;
+    uint64_t t = gshmem_proxy_post(&x->host->chan, d);
+    if (t == UINT64_MAX) return gshmem_proxy_chan_error(&x->host->chan);
+    int st = gshmem_proxy_wait_ret(&ret, t);   /* the proxy completes every record in bounded time */
+    if (value) *value = ret.value;
+    return st;
+}
+
+gshmemi_status gshmemi_proxy_put(gshmemi_proxy *x, void *dst_sym, const void *src, size_t n, int pe) {
+    gshmem_proxy_desc d = {.op = GSHMEM_PROXY_OP_PUT, .pe = pe, .size = n, .raddr = (uint64_t)(uintptr_t)dst_sym,
+                           .laddr = (uint64_t)(uintptr_t)src};
+    return host_op(x, "put", &d, NULL);
+}
+
+gshmemi_status gshmemi_proxy_get(gshmemi_proxy *x, void *dst, const void *src_sym, size_t n, int pe) {
+    gshmem_proxy_desc d = {.op = GSHMEM_PROXY_OP_GET, .pe = pe, .size = n, .raddr = (uint64_t)(uintptr_t)src_sym,
+                           .laddr = (uint64_t)(uintptr_t)dst};
+    return host_op(x, "get", &d, NULL);
+}
+
+gshmemi_status gshmemi_proxy_amo(gshmemi_proxy *x, int op, size_t size, void *dst_sym, uint64_t value,
+                                 uint64_t compare, int pe, uint64_t *old) {
+    gshmem_proxy_desc d = {.op = GSHMEM_PROXY_OP_AMO, .amo = (uint8_t)op, .pe = pe, .size = size,
+                           .raddr = (uint64_t)(uintptr_t)dst_sym, .laddr = value,
+                           .flags = old ? GSHMEM_PROXY_F_FETCH : 0};
+    d.compare = compare;
+    return host_op(x, "atomic", &d, old);
+}
+
+gshmemi_status gshmemi_proxy_signal(gshmemi_proxy *x, uint64_t *sig_sym, uint64_t value, int sig_op, int pe) {
+    gshmem_proxy_desc d = {.op = GSHMEM_PROXY_OP_SIGNAL, .amo = (uint8_t)sig_op, .pe = pe, .size = 8,
+                           .raddr = (uint64_t)(uintptr_t)sig_sym, .laddr = value};
+    return host_op(x, "signal", &d, NULL);
+}
+
+gshmemi_status gshmemi_proxy_put_signal(gshmemi_proxy *x, void *dst_sym, const void *src, size_t n,
+                                        uint64_t *sig_sym, uint64_t value, int sig_op, int pe) {
+    gshmem_proxy_desc d = {.op = GSHMEM_PROXY_OP_PUT_SIGNAL, .amo = (uint8_t)sig_op, .pe = pe, .size = n,
+                           .raddr = (uint64_t)(uintptr_t)dst_sym, .laddr = (uint64_t)(uintptr_t)src,
+                           .sig_value = value};
+    d.sig_addr = (uint64_t)(uintptr_t)sig_sym;
+    return host_op(x, "put_signal", &d, NULL);
+}
+
+gshmemi_status gshmemi_proxy_quiet(gshmemi_proxy *x) { return gshmem_proxy_quiet(&x->host->chan); }
+
+/* ---- queries and finalize ------------------------------------------------------------ */
+const char *gshmemi_proxy_provider(const gshmemi_proxy *x) { return x->fab.prov; }
+int gshmemi_proxy_mode(const gshmemi_proxy *x) { return x->mode; }
+const char *gshmemi_proxy_address(const gshmemi_proxy *x) { return x->fab.addr; }
+uint64_t gshmemi_proxy_consumed(const gshmemi_proxy *x) { return __atomic_load_n(&x->consumed, __ATOMIC_RELAXED); }
+
+gshmemi_status gshmemi_proxy_error(const gshmemi_proxy *x, const char **msg) {
+    int st = __atomic_load_n(&x->err_status, __ATOMIC_ACQUIRE);
+    if (st < 0) st = 0;   /* being written */
+    if (msg) *msg = st ? x->err_msg : "";
+    return st;
+}
+
+gshmemi_status gshmemi_proxy_finalize(gshmemi_proxy *x) {
+    if (!x) return GSHMEM_SUCCESS;
+    gshmemi_status st = GSHMEM_SUCCESS;
+    if (__atomic_load_n(&x->thread_started, __ATOMIC_ACQUIRE)) {
+        /* our host ring quiet; then nobody may still need us to progress their operations */
+        gshmemi_proxy_quiet(x);
+        char one = 1, *all = malloc((size_t)x->p.npes);
+        st = all ? x->p.allgather(x->p.allgather_ctx, &one, all, 1) : GSHMEM_ERR_NO_MEMORY;
+        free(all);
+        gshmemi_proxy_stop(x);
+    }
+    gshmemi_fab_close(x);
+    gshmemi_staged_close(x);
+    for (int i = 0; i < x->n_rings; i++) gshmemi_pring_destroy(x->rings[i]);
+    free(x->peer_dead);
+    free(x);
+    return st;
+}

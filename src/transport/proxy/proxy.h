@@ -1,0 +1,103 @@
+/* The proxy transport's interface to the rest of the library: create a proxy for this PE
+ * (libfabric endpoint, address exchange, registration), hand out descriptor rings, run the
+ * proxy thread, host-initiated blocking operations, finalize. The transport ops table calls
+ * these; nothing here names CUDA: device memory is reached through gshmemi_proxy_memops.
+ * Ring layout and protocol: include/gshmem/proxy_desc.h. */
+#ifndef GSHMEMI_PROXY_H
+#define GSHMEMI_PROXY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+#include "gshmem/proxy_desc.h"
+
+typedef struct gshmemi_proxy gshmemi_proxy;
+
+enum { GSHMEMI_PROXY_AUTO = 0, GSHMEMI_PROXY_DIRECT = 1, GSHMEMI_PROXY_STAGED = 2 };
+
+/* How the proxy reaches the "device" heap (and any local address of a descriptor) in staged
+ * mode. In the library these are CUDA calls; in the unit tests they touch a region that
+ * nothing else in the process may touch. Each returns 0 or a GSHMEM_ERR_* code; they are
+ * called from the proxy thread only.
+ * - copy_to / copy_from: dst_dev/src_dev may be any address a descriptor may carry (heap or
+ *   private device buffer). copy_to may return before the data is in place if `flush` is
+ *   given: flush makes every earlier copy_to complete and visible to the device's
+ *   loads/atomics. The proxy calls flush before it acknowledges data (delivery complete)
+ *   and before it applies a signal. copy_from returns with the data in dst_host.
+ * - atomic: one atomic of size 4|8 (GSHMEM_PROXY_AMO_* op) at dev_addr, atomic with respect
+ *   to the device's own atomics on that location; *old gets the previous value.
+ * - signal: 64-bit SET or ADD at dev_addr, ordered after every earlier copy_to (the proxy
+ *   has flushed them) and visible to device waiters. */
+typedef struct gshmemi_proxy_memops {
+    void *ctx;
+    int (*copy_to)(void *ctx, void *dst_dev, const void *src_host, size_t n);
+    int (*copy_from)(void *ctx, void *dst_host, const void *src_dev, size_t n);
+    int (*flush)(void *ctx);   /* may be NULL: copy_to is synchronous */
+    int (*atomic)(void *ctx, void *dev_addr, int op, size_t size, uint64_t operand,
+                  uint64_t compare, uint64_t *old);
+    int (*signal)(void *ctx, uint64_t *dev_addr, int sig_op, uint64_t value);
+} gshmemi_proxy_memops;
+
+typedef struct gshmemi_proxy_params {
+    int mype, npes;
+    /* Collective exchange over the bootstrap: out[r*len ..] receives PE r's `in`. */
+    gshmemi_status (*allgather)(void *ctx, const void *in, void *out, size_t len);
+    void *allgather_ctx;
+    /* The symmetric heap: the same [heap_base, heap_base + heap_size) on every PE, so the
+     * remote address of a descriptor is the symmetric address itself. */
+    void *heap_base;
+    size_t heap_size;
+    bool heap_is_device;        /* AUTO picks staged for device memory (no FI_HMEM here) */
+    bool single_host;           /* all PEs on this host: a loopback address may be used */
+    int mode;                   /* GSHMEMI_PROXY_*; AUTO defers to GSHMEM_PROXY_MODE */
+    gshmemi_proxy_memops mem;   /* required in staged mode */
+} gshmemi_proxy_params;
+
+/* Collective over the PEs of params->allgather. Opens the provider chosen by
+ * GSHMEM_FABRIC_PROVIDER on the interface GSHMEM_FABRIC_IFACE, exchanges addresses and
+ * (direct mode) the heap's registration keys, which are random per job. Creates the host
+ * ring used by the blocking host operations below. */
+gshmemi_status gshmemi_proxy_create(const gshmemi_proxy_params *p, gshmemi_proxy **out);
+
+/* A new descriptor ring of n_slots (power of two; 0 = GSHMEM_PROXY_RING_SLOTS). `tail` is
+ * where producers keep their ticket counter (GPU memory in the library; NULL = in host
+ * memory next to the ring). Only before gshmemi_proxy_start. */
+gshmemi_status gshmemi_proxy_ring(gshmemi_proxy *x, uint64_t n_slots, uint64_t *tail,
+                                  gshmem_proxy_chan *out);
+
+/* Starts / stops the proxy thread. Stop returns once the thread has exited; rings keep their
+ * state (a later start resumes them). */
+gshmemi_status gshmemi_proxy_start(gshmemi_proxy *x);
+void gshmemi_proxy_stop(gshmemi_proxy *x);
+
+/* Host-initiated operations (need the thread running). Each blocks until the operation is
+ * complete: put/put_signal/signal delivered in target memory, get's data in dst, the atomic
+ * applied (old value in *old when old != NULL). `src`/`dst` local buffers: any host memory in
+ * direct mode; in staged mode anything memops can copy. Thread safe. */
+gshmemi_status gshmemi_proxy_put(gshmemi_proxy *x, void *dst_sym, const void *src, size_t n, int pe);
+gshmemi_status gshmemi_proxy_get(gshmemi_proxy *x, void *dst, const void *src_sym, size_t n, int pe);
+gshmemi_status gshmemi_proxy_amo(gshmemi_proxy *x, int op, size_t size, void *dst_sym,
+                                 uint64_t value, uint64_t compare, int pe, uint64_t *old);
+gshmemi_status gshmemi_proxy_signal(gshmemi_proxy *x, uint64_t *sig_sym, uint64_t value,
+                                    int sig_op, int pe);
+gshmemi_status gshmemi_proxy_put_signal(gshmemi_proxy *x, void *dst_sym, const void *src, size_t n,
+                                        uint64_t *sig_sym, uint64_t value, int sig_op, int pe);
+/* Every host operation issued before is complete. */
+gshmemi_status gshmemi_proxy_quiet(gshmemi_proxy *x);
+
+/* What was chosen: "tcp;ofi_rxm", "direct"/"staged", the published address. */
+const char *gshmemi_proxy_provider(const gshmemi_proxy *x);
+int gshmemi_proxy_mode(const gshmemi_proxy *x);
+const char *gshmemi_proxy_address(const gshmemi_proxy *x);
+/* First error this proxy reported (status; its message in msg if msg != NULL), 0 if none. */
+gshmemi_status gshmemi_proxy_error(const gshmemi_proxy *x, const char **msg);
+/* Descriptors this proxy has consumed since creation (all rings). */
+uint64_t gshmemi_proxy_consumed(const gshmemi_proxy *x);
+
+/* Collective: waits until every PE has completed its own rings (the thread keeps serving
+ * peers meanwhile), stops the thread, closes the endpoint and frees everything. */
+gshmemi_status gshmemi_proxy_finalize(gshmemi_proxy *x);
+
+#endif
