@@ -103,6 +103,8 @@ static gshmemi_status build_device_state(gshmemi_state *s) {
     d->node_n = b->local_size;
     d->my_local = b->local_rank;
     d->debug = gshmemi_cfg.DEBUG;
+    /* a one-GPU job: barrier arrivals fence at device scope (gshmemi_count_round) */
+    d->fence_gpu = gshmemi_place.gpu_pes == s->npes && s->npes > 1;
     d->heap_base = s->heap.base;
     d->heap_window = s->heap.window;
     d->heap_mapped = s->heap.mapped;

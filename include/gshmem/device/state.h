@@ -48,7 +48,7 @@ typedef struct gshmemi_device_state {
     int32_t node_n;            /* PEs on my node reached by load/store */
     int32_t my_local;          /* my index among them */
     int32_t debug;             /* GSHMEM_DEBUG: >= 2 checks every call's address */
-    int32_t pad0;
+    int32_t fence_gpu;         /* 1: every PE of the job runs on this GPU (barrier fences: .gpu) */
     char *heap_base;           /* symmetric heap base B, identical on all PEs */
     uint64_t heap_window;      /* W: peer in window slot s is at addr + s * W */
     uint64_t heap_mapped;      /* bytes mapped (valid symmetric range is [B, B+mapped)) */

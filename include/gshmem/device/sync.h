@@ -299,7 +299,10 @@ GSHMEMI_DEV void gshmemi_count_round(int m, int me, uint64_t *count, const uint6
     if (rank < m) {   /* (a lone PE still fences: barrier_all is also a quiet) */
         const int j0 = rank == me ? rank + size : rank;
         uint64_t *first = j0 < m ? cell(j0) : (uint64_t *)0;
-        if (FENCE) gshmemi_fence_acq_rel_sys();
+        if (FENCE) {   /* every PE on this GPU (a one-GPU job): its L2 orders them all */
+            if (gshmemi_dstate.fence_gpu) gshmemi_fence_acq_rel_gpu();
+            else gshmemi_fence_acq_rel_sys();
+        }
         if (first) asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;" ::"l"(first) : "memory");
         for (int j = j0 + size; j < m; j += size)
             if (j != me) asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;" ::"l"(cell(j)) : "memory");
