@@ -126,9 +126,10 @@ gshmemi_status gshmemi_teams_init(gshmemi_state *s) {
     uint64_t sb = gshmemi_cfg.COLL_SCRATCH, most_sb = (16ull << 20) / (uint64_t)s->npes;
     if (sb > most_sb) sb = most_sb;
     /* k >= 3 PEs sharing a GPU: the one-shot path (every member reads every message through
-     * one HBM, on the capped blocks) lost to two rounds from 256 KiB per member at 4 PEs on an
-     * H100 (fcollect 38.98 against 35.05 us at 1 MiB two-round): its limit shrinks by k */
-    if (gshmemi_place.max_gpu_pes >= 3) sb /= (uint64_t)gshmemi_place.max_gpu_pes;
+     * one HBM, on the capped blocks) loses to two rounds early. 4 PEs on an H100: fcollect
+     * 256 KiB one-shot 38.98 us, two rounds 14.31; alltoall 128 KiB one-shot 23.35, 256 KiB
+     * two rounds 14.96. Its limit (half the scratch) shrinks by 2k: 64 KiB at 4 PEs. */
+    if (gshmemi_place.max_gpu_pes >= 3) sb /= 2 * (uint64_t)gshmemi_place.max_gpu_pes;
     sb = sb / 256 * 256;
     GSHMEMI_CHECK(fill_slot(s, GSHMEM_TEAM_WORLD, 0, 1, s->npes, s->mype, NULL, -1, "gshmem_init"));
     /* SHARED: this node's PEs, strided when they are consecutive ranks */
