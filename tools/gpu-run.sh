@@ -51,6 +51,21 @@ if [ -f .deps/pmix/include/pmix.h ]; then
   fi
 fi
 
+# libfabric headers carried in .deps/fabric (the image has the runtime library only)
+if [ -f .deps/fabric/include/rdma/fabric.h ]; then
+  lib=$(ls /usr/lib/x86_64-linux-gnu/libfabric.so.1 2>/dev/null | head -1)
+  if [ -n "$lib" ]; then
+    mkdir -p .deps/fabric/lib && ln -sf "$lib" .deps/fabric/lib/libfabric.so
+    pmix_args+=(-Dlibfabric_root=$PWD/.deps/fabric)
+  else
+    echo "no libfabric.so.1 on this machine: building without the proxy transport"
+  fi
+fi
+
+# device code for this machine's GPUs only (the default list covers several generations)
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d .)
+[ -n "$cc" ] && pmix_args+=(-Dgpu_arch=$cc)
+
 echo "== build =="
 t0=$(date +%s)
 if [ ! -d $B ]; then

@@ -121,6 +121,13 @@ for m in oneshot tworound kind device_op; do
 done
 expect_fail die_before_init 60 'PE\(s\) 1 did not join' env GSHMEM_BOOTSTRAP_TIMEOUT=5 "$RUN" -n "$N" -t 50 "$E" die_before_init
 
+if [ -x "$B/tests/gpu/test_channel" ]; then
+  echo "== proxy channel: GPU producers, the proxy thread over libfabric =="
+  run channel 120 env GSHMEM_FABRIC_PROVIDER="${GSHMEM_FABRIC_PROVIDER:-tcp;ofi_rxm}" "$B/tests/gpu/test_channel"
+else
+  echo "SKIP channel: this build has no libfabric (the proxy transport)"
+fi
+
 echo "== several PEs on one GPU: MPS handling =="
 run mps_lifecycle 200 tests/gpu/test_mps.sh "$B" "$NGPU"
 

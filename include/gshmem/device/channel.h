@@ -1,0 +1,67 @@
+/* The device side of the proxy channel (gshmem/proxy_desc.h has the layout and the protocol):
+ * a GPU thread claims a ticket, waits for room, writes a 64-byte descriptor into the ring in
+ * pinned host memory and publishes it with a release store of its sequence word; it waits for
+ * one descriptor's completion on its ret slot, or for all of a ring's on `retired` (quiet).
+ * Out of line from the load/store paths: only the remote branch of a device call comes here. */
+#ifndef GSHMEM_DEVICE_CHANNEL_H
+#define GSHMEM_DEVICE_CHANNEL_H
+
+#include "gshmem/proxy_desc.h"
+#include "gshmem/device/ptx.h"
+
+/* The sticky error of the ring (0 = none): the proxy stores it with release. */
+GSHMEMI_DEV int gshmemi_chan_error(const gshmem_proxy_chan &c) {
+    return (int)gshmemi_ld_acquire((const uint32_t *)&c.ctrl->err_status);
+}
+
+/* Steps 1-2: a ticket whose slot the proxy has finished reading. The tail lives in GPU memory
+ * (only GPU producers touch it), so the claim is a device atomic; the head is host memory the
+ * proxy writes with release, read with acquire so the slot's old content is no longer read.
+ * Returns UINT64_MAX if the proxy reported an error while this thread waited for room. */
+GSHMEMI_DEV uint64_t gshmemi_chan_claim(const gshmem_proxy_chan &c) {
+    uint64_t t = atomicAdd((unsigned long long *)c.tail, 1ull);
+    while (t - gshmemi_ld_acquire((const uint64_t *)&c.ctrl->head) >= c.n_slots)
+        if (gshmemi_chan_error(c)) return UINT64_MAX;
+    return t;
+}
+
+/* Steps 3-4: the body with plain stores (words 1..7), then seq = t + 1 with st.release.sys:
+ * the release orders the body's stores before it for the proxy's acquire of seq. */
+GSHMEMI_DEV void gshmemi_chan_publish(const gshmem_proxy_chan &c, uint64_t t, const gshmem_proxy_desc &d) {
+    uint64_t *slot = (uint64_t *)&c.slots[t & (c.n_slots - 1)];
+    const uint64_t *w = (const uint64_t *)&d;
+#pragma unroll
+    for (int k = 1; k < 8; k++) slot[k] = w[k];
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(slot), "l"(t + 1) : "memory");
+}
+
+/* Claim + publish; returns the ticket (UINT64_MAX: the ring is in error). */
+GSHMEMI_DEV uint64_t gshmemi_chan_post(const gshmem_proxy_chan &c, const gshmem_proxy_desc &d) {
+    uint64_t t = gshmemi_chan_claim(c);
+    if (t != UINT64_MAX) gshmemi_chan_publish(c, t, d);
+    return t;
+}
+
+/* Waits for ticket t's own completion (its ret slot); returns its status. The acquire on
+ * `done` makes ret->value (and, for a get, the data) visible. */
+GSHMEMI_DEV int gshmemi_chan_wait_ret(const gshmem_proxy_ret *r, uint64_t t) {
+    while (gshmemi_ld_acquire((const uint64_t *)&r->done) != t + 1) {
+    }
+    return r->status;
+}
+
+/* Waits until every ticket < t of the ring completed; returns the ring's sticky error. */
+GSHMEMI_DEV int gshmemi_chan_wait_retired(const gshmem_proxy_chan &c, uint64_t t) {
+    while (gshmemi_ld_acquire((const uint64_t *)&c.ctrl->retired) < t) {
+        int e = gshmemi_chan_error(c);
+        if (e) return e;
+    }
+    return gshmemi_chan_error(c);
+}
+
+/* Quiet on a ring: everything posted to it before the call is complete. */
+GSHMEMI_DEV int gshmemi_chan_quiet(const gshmem_proxy_chan &c) {
+    return gshmemi_chan_wait_retired(c, gshmemi_ld_acquire((const uint64_t *)c.tail));
+}
+
+#endif
