@@ -37,7 +37,7 @@ run() {
   timeout -k 5 "$t" "$@" >"$log" 2>&1
   local rc=$?
   local ms=$(( ($(date +%s%N) - t0) / 1000000 )); local dt=$((ms / 1000)).$(printf %03d $((ms % 1000)))
-  if [ $rc -eq 0 ]; then ok "$name (${dt}s)"; grep -E 'passed|took|heap:|seed' "$log" | head -8 | sed 's/^/    /'
+  if [ $rc -eq 0 ]; then ok "$name (${dt}s)"; grep -E 'passed|took|heap:|seed|drain|provider' "$log" | head -8 | sed 's/^/    /'
   else bad "$name" "exit $rc after ${dt}s"; tail -25 "$log" | sed 's/^/    /'; fi
 }
 
