@@ -66,18 +66,25 @@ int gshmrun_count_gpus(void) {
     return n;
 }
 
+/* The pid in <pipe_dir>/nvidia-cuda-mps-control.pid: 0 when there is none, -1 when there is
+ * no such file. */
+static pid_t pid_file(const char *pipe_dir) {
+    char path[320];
+    snprintf(path, sizeof path, "%s/nvidia-cuda-mps-control.pid", pipe_dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    long pid = 0;
+    if (fscanf(f, "%ld", &pid) != 1) pid = 0;
+    fclose(f);
+    return (pid_t)pid;
+}
+
 /* A control daemon runs for `dir`: the pid in its pid file is alive, or (a daemon that
  * writes no pid file) its control pipe exists. */
 static int daemon_at(const char *dir) {
+    pid_t pid = pid_file(dir);
+    if (pid >= 0) return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
     char path[320];
-    snprintf(path, sizeof path, "%s/nvidia-cuda-mps-control.pid", dir);
-    FILE *f = fopen(path, "r");
-    long pid = 0;
-    if (f) {
-        if (fscanf(f, "%ld", &pid) != 1) pid = 0;
-        fclose(f);
-        return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
-    }
     struct stat st;
     snprintf(path, sizeof path, "%s/control", dir);
     return stat(path, &st) == 0 && (S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode));
@@ -113,16 +120,12 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
     return 0;
 }
 
+/* The private daemon's pid (0 if unknown). */
 static pid_t daemon_pid(void) {
-    char path[320];
-    snprintf(path, sizeof path, "%s/pipe/nvidia-cuda-mps-control.pid", mps_dir);
-    FILE *f = fopen(path, "r");
-    long pid = 0;
-    if (f) {
-        if (fscanf(f, "%ld", &pid) != 1) pid = 0;
-        fclose(f);
-    }
-    return (pid_t)pid;
+    char pipe_dir[320];
+    snprintf(pipe_dir, sizeof pipe_dir, "%s/pipe", mps_dir);
+    pid_t pid = pid_file(pipe_dir);
+    return pid > 0 ? pid : 0;
 }
 
 void gshmrun_mps_stop(void) {
