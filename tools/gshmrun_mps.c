@@ -69,8 +69,9 @@ int gshmrun_count_gpus(void) {
 /* The pid in <pipe_dir>/nvidia-cuda-mps-control.pid: 0 when there is none, -1 when there is
  * no such file. */
 static pid_t pid_file(const char *pipe_dir) {
-    char path[320];
-    snprintf(path, sizeof path, "%s/nvidia-cuda-mps-control.pid", pipe_dir);
+    char path[400];
+    if (snprintf(path, sizeof path, "%s/nvidia-cuda-mps-control.pid", pipe_dir) >= (int)sizeof path)
+        return -1;
     FILE *f = fopen(path, "r");
     if (!f) return -1;
     long pid = 0;
@@ -84,9 +85,9 @@ static pid_t pid_file(const char *pipe_dir) {
 static int daemon_at(const char *dir) {
     pid_t pid = pid_file(dir);
     if (pid >= 0) return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
-    char path[320];
+    char path[400];
     struct stat st;
-    snprintf(path, sizeof path, "%s/control", dir);
+    if (snprintf(path, sizeof path, "%s/control", dir) >= (int)sizeof path) return 0;
     return stat(path, &st) == 0 && (S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode));
 }
 
