@@ -29,6 +29,15 @@ check "layout: include/gshmem.h" test -f "$PREFIX/include/gshmem.h"
 check "libgshmem does not link libcuda" bash -c "! readelf -d '$PREFIX/lib/libgshmem.so' | grep -q 'NEEDED.*libcuda\.so'"
 check "gshmem-info has an \$ORIGIN rpath" bash -c "readelf -d '$PREFIX/bin/gshmem-info' | grep -q 'R.*PATH.*\\\$ORIGIN/../lib'"
 
+for t in init latency bandwidth atomics collectives; do
+  check "perftest: gshmem-perftest-$t --help (no GPU needed)" \
+    bash -c "'$PREFIX/bin/gshmem-perftest-$t' --help | grep -q '^usage: '"
+done
+for e in ring uid_init halo dispatch; do
+  check "example: share/gshmem/examples/$e (built) and $e.cu" \
+    test -x "$PREFIX/share/gshmem/examples/$e" -a -f "$PREFIX/share/gshmem/examples/$e.cu"
+done
+
 # ---- pkg-config: gcc host file, nvcc kernel file -----------------------------------------------
 export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
 check "pkg-config: version $(pkg-config --modversion gshmem 2>&1)" \
