@@ -48,6 +48,12 @@ check "pkg-config: the host program runs (no driver needed)" \
   bash -c "env -u LD_LIBRARY_PATH '$W/host' | grep -q '^consumer: gshmem [0-9.]*$'"
 check "pkg-config: nvcc builds a kernel file" \
   bash -c "nvcc -arch=sm_$ARCH '$SRC/tests/consumers/kernel.cu' -o '$W/kernel' \$(pkg-config --cflags --libs gshmem)"
+check "pkg-config: the kernel program loads (no LD_LIBRARY_PATH) and says why it cannot run" \
+  bash -c "env -u LD_LIBRARY_PATH '$W/kernel' 2>&1 | grep -q 'gshmem.*error'"
+if command -v clang >/dev/null; then
+  check "pkg-config: clang links a host file" \
+    bash -c "clang '$SRC/tests/consumers/host.c' -o '$W/host-clang' \$(pkg-config --cflags --libs gshmem) && '$W/host-clang' | grep -q '^consumer: '"
+fi
 check "headers: C -Wall -Wextra -Wshadow -Werror" \
   bash -c "gcc -std=c99 -Wall -Wextra -Wshadow -Werror -fsyntax-only \$(pkg-config --cflags gshmem) '$SRC/tests/consumers/host.c'"
 check "headers: C++ -Wall -Wextra -Wshadow -Werror" \
@@ -70,7 +76,8 @@ cp "$SRC/tests/consumers/meson/meson.build" "$W/meson/"
 cp "$SRC/tests/consumers/host.c" "$SRC/tests/consumers/kernel.cu" "$W/"
 ln -s "$SRC" "$W/meson/subprojects/gshmem"
 check "meson: configure with gshmem as a subproject" \
-  meson setup "$W/meson/build" "$W/meson" --buildtype=release -Dgshmem:gpu_arch="$ARCH"
+  meson setup "$W/meson/build" "$W/meson" --buildtype=release -Dgshmem:gpu_arch="$ARCH" \
+    --force-fallback-for=gshmem
 check "meson: build host and kernel (and the subproject's library)" ninja -C "$W/meson/build" -j 2
 check "meson: the host program runs" bash -c "'$W/meson/build/host' | grep -q '^consumer: gshmem'"
 
