@@ -48,8 +48,8 @@ check "pkg-config: the host program runs (no driver needed)" \
   bash -c "env -u LD_LIBRARY_PATH '$W/host' | grep -q '^consumer: gshmem [0-9.]*$'"
 check "pkg-config: nvcc builds a kernel file" \
   bash -c "nvcc -arch=sm_$ARCH '$SRC/tests/consumers/kernel.cu' -o '$W/kernel' \$(pkg-config --cflags --libs gshmem)"
-check "pkg-config: the kernel program loads (no LD_LIBRARY_PATH) and says why it cannot run" \
-  bash -c "env -u LD_LIBRARY_PATH '$W/kernel' 2>&1 | grep -q 'gshmem.*error'"
+check "pkg-config: the kernel program loads (no LD_LIBRARY_PATH): runs, or says why it cannot" \
+  bash -c "env -u LD_LIBRARY_PATH '$W/kernel' 2>&1 | grep -q 'received\|gshmem.*error'"
 if command -v clang >/dev/null; then
   check "pkg-config: clang links a host file" \
     bash -c "clang '$SRC/tests/consumers/host.c' -o '$W/host-clang' \$(pkg-config --cflags --libs gshmem) && '$W/host-clang' | grep -q '^consumer: '"
