@@ -113,7 +113,8 @@
 #define GSHMEM_REDUCE_ARITH_TYPES(X) GSHMEM_REDUCE_MINMAX_TYPES(X)
 /* (min, max, sum and prod share one type list: OpenSHMEM's sum/prod list adds only the
  * complex types, which gshmem does not offer.) */
-/* X(TYPENAME, TYPE) for the 16-bit floating types (CUDA C++ only: cuda_fp16.h/cuda_bf16.h) */
+/* X(TYPENAME, TYPE) for the 16-bit floating types (CUDA C++ only; a unit that reduces them
+ * includes cuda_fp16.h/cuda_bf16.h itself: gshmem.h only declares the types) */
 #define GSHMEM_REDUCE_HALF_TYPES(X) X(half, __half) X(bfloat16, __nv_bfloat16)
 
 /* Reduction operators: X(opname, code, ...) (the extra arguments are passed through, so an

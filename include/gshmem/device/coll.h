@@ -23,9 +23,14 @@
 #ifndef GSHMEM_DEVICE_COLL_H
 #define GSHMEM_DEVICE_COLL_H
 
-#include <cuda_fp16.h>
-#include <cuda_bf16.h>
 #include "team.h"
+
+/* The 16-bit float types are declared, not defined, here (cuda_fp16.h and cuda_bf16.h begin
+ * the same way): those two headers cost a unit that includes gshmem.h about as much as all of
+ * gshmem's device code. Code that holds __half or __nv_bfloat16 values includes them anyway;
+ * a reduction of them needs them included before it is called. */
+struct __half;
+struct __nv_bfloat16;
 
 /* ---- operators ------------------------------------------------------------------------- */
 /* Accumulator type: 16-bit floats combine in float, everything else in itself. */
@@ -34,16 +39,25 @@ template <class T> struct gshmemi_acc {
     static __device__ __forceinline__ t in(T x) { return x; }
     static __device__ __forceinline__ T out(t x) { return x; }
 };
-template <> struct gshmemi_acc<__half> {
-    typedef float t;
-    static __device__ __forceinline__ t in(__half x) { return __half2float(x); }
-    static __device__ __forceinline__ __half out(t x) { return __float2half_rn(x); }
+/* The conversions are found where a reduction of H is instantiated (argument-dependent lookup:
+ * H, and gshmemi_f32<H>, belong to the global namespace, where cuda_fp16.h/cuda_bf16.h declare
+ * them), so only units that reduce 16-bit floats need their headers. */
+template <class H> struct gshmemi_f32 {
+    float v;
+    __device__ __forceinline__ operator float() const { return v; }
 };
-template <> struct gshmemi_acc<__nv_bfloat16> {
+template <class H> struct gshmemi_acc_f16 {
     typedef float t;
-    static __device__ __forceinline__ t in(__nv_bfloat16 x) { return __bfloat162float(x); }
-    static __device__ __forceinline__ __nv_bfloat16 out(t x) { return __float2bfloat16_rn(x); }
+    static __device__ __forceinline__ t in(H x) { return __half2float(x); }
+    static __device__ __forceinline__ H out(t x) { return __float2half_rn(gshmemi_f32<H>{x}); }
 };
+template <class H> struct gshmemi_acc_bf16 {
+    typedef float t;
+    static __device__ __forceinline__ t in(H x) { return __bfloat162float(x); }
+    static __device__ __forceinline__ H out(t x) { return __float2bfloat16_rn(gshmemi_f32<H>{x}); }
+};
+template <> struct gshmemi_acc<__half> : gshmemi_acc_f16<__half> {};
+template <> struct gshmemi_acc<__nv_bfloat16> : gshmemi_acc_bf16<__nv_bfloat16> {};
 
 template <int OP> struct gshmemi_rop;
 #define GSHMEMI_DEF_ROP(CODE, EXPR)                                                          \
