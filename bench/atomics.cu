@@ -67,8 +67,15 @@ static bool check_words(const Run &r, const long *words, int me) {
     return true;
 }
 
-int main(void) {
+static const char usage[] =
+    "usage: gshmem-perftest-atomics   (run on exactly 2 PEs: gshmrun -n 2 ...)\n"
+    "  remote atomic throughput (add, fetch_add) in Mop/s on one word and on many words, from 1,\n"
+    "  8 and all SMs' blocks of both PEs; every result is checked\n"
+    "  --help   this text\n";
+
+int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    for (int a = 1; a < argc; a++) bench_usage_exit(usage, bench_is_help(argv[a]) ? 0 : 2);
     bench_init();
     int me = bench_my_pe(), np = bench_n_pes(), peer = 1 - me;
     if (np != 2) {

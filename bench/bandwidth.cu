@@ -60,8 +60,29 @@ static const Col cols[] = {
 };
 #define NCOLS (int)(sizeof cols / sizeof cols[0])
 
+static const char usage[] =
+    "usage: gshmem-perftest-bandwidth [--min-size BYTES] [--max-size BYTES] [--csv FILE]\n"
+    "  (run on exactly 2 PEs: gshmrun -n 2 ...)\n"
+    "  put/get bandwidth from PE 0 to PE 1 in GB/s by message size (x4 steps), block, warp and\n"
+    "  thread scope on 1, 8 and 132 blocks; every transfer is checked\n"
+    "  --min-size BYTES   smallest size (default 1K; K/M/G suffixes)\n"
+    "  --max-size BYTES   largest size (default 256M, at most 256M)\n"
+    "  --csv FILE         also write the table as CSV\n"
+    "  --help             this text\n";
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    size_t min_size = 1024, max_size = 256ull << 20;
+    const char *csv_path = NULL;
+    for (int a = 1; a < argc; a++) {
+        const char *v;
+        if (bench_is_help(argv[a])) bench_usage_exit(usage, 0);
+        else if (bench_opt(argc, argv, &a, "--min-size", &v) && (min_size = bench_parse_count(v))) continue;
+        else if (bench_opt(argc, argv, &a, "--max-size", &v) && (max_size = bench_parse_count(v)) &&
+                 max_size <= (256ull << 20)) continue;
+        else if (bench_opt(argc, argv, &a, "--csv", &csv_path)) continue;
+        else bench_usage_exit(usage, 2);
+    }
     bench_init();
     int me = bench_my_pe(), np = bench_n_pes(), peer = 1 - me;
     if (np != 2) {
@@ -69,7 +90,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     FILE *csv = NULL;
-    if (argc > 2 && !strcmp(argv[1], "--csv") && me == 0) csv = fopen(argv[2], "w");
+    if (csv_path && me == 0) csv = fopen(csv_path, "w");
     if (csv) {
         fprintf(csv, "size");
         for (const Col &c : cols) fprintf(csv, ",%s", c.name);
@@ -88,7 +109,7 @@ int main(int argc, char **argv) {
         for (const Col &c : cols) printf(" %10s", c.name);
         printf("\n");
     }
-    for (size_t sz = 1024; sz <= (256ull << 20); sz *= 4) {
+    for (size_t sz = min_size; sz <= max_size; sz *= 4) {
         float r[NCOLS] = {0};
         int nslots = (int)std::min<size_t>(region / sz, 64);
         for (int ci = 0; ci < NCOLS; ci++) {

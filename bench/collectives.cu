@@ -369,13 +369,27 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[a], "--family") && a + 1 < argc) only = argv[++a];
         else if (!strcmp(argv[a], "--no-nccl")) use_nccl = false;
         else {
-            fprintf(stderr, "usage: %s [--csv FILE] [--min BYTES] [--max BYTES] [--family NAME] [--no-nccl]\n", argv[0]);
-            return 2;
+            fprintf(bench_is_help(argv[a]) ? stdout : stderr, "usage: %s [--min BYTES] [--max BYTES] [--family NAME] [--csv FILE] [--no-nccl]\n"
+                   "  (run on 2 or more PEs: gshmrun -n 2 ...)\n"
+                   "  on-stream collectives (barrier, broadcast, fcollect, alltoall, reductions ...) over\n"
+                   "  TEAM_WORLD by message size: microseconds and GB/s, each result checked\n"
+                   "  --min BYTES     smallest message (default 8)\n"
+                   "  --max BYTES     largest message (default and most: %zu MiB)\n"
+                   "  --family NAME   only this collective family\n"
+                   "  --csv FILE      also write the results as CSV\n"
+                   "  --no-nccl       (builds with -DBENCH_NCCL) skip the NCCL columns\n"
+                   "  --help          this text\n", argv[0], (size_t)CAP >> 20);
+            return bench_is_help(argv[a]) ? 0 : 2;
         }
     }
     bench_init();
     me = bench_my_pe();
     np = bench_n_pes();
+    if (np < 2) {
+        fprintf(stderr, "collectives: run on 2 or more PEs (gshmrun -n 2 %s)\n", argv[0]);
+        bench_finalize();
+        return 2;
+    }
     FILE *csv = NULL;
     if (csv_path && me == 0) {
         csv = fopen(csv_path, "w");

@@ -10,6 +10,34 @@
 #include <string.h>
 #include <vector>
 
+/* Command lines of the installed perftests (gshmem-perftest-NAME): --help answers before any
+ * GPU work; an option not listed in the program's usage is an error (exit 2). */
+static inline bool bench_is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
+static inline void bench_usage_exit(const char *usage, int status) {
+    fputs(usage, status ? stderr : stdout);
+    exit(status);
+}
+/* "--name VALUE": true (and *a advanced) when argv[*a] is name and a value follows. */
+static inline bool bench_opt(int argc, char **argv, int *a, const char *name, const char **val) {
+    if (strcmp(argv[*a], name) || *a + 1 >= argc) return false;
+    *val = argv[++*a];
+    return true;
+}
+/* A byte count with an optional K/M/G suffix (binary), or an iteration count; 0 on junk. */
+static inline size_t bench_parse_count(const char *s) {
+    char *end;
+    unsigned long long v = strtoull(s, &end, 0);
+    switch (*end) {
+    case 'k': case 'K': v <<= 10; end++; break;
+    case 'm': case 'M': v <<= 20; end++; break;
+    case 'g': case 'G': v <<= 30; end++; break;
+    default: break;
+    }
+    if (*end == 'i' || *end == 'I') end++;
+    if (*end == 'b' || *end == 'B') end++;
+    return *end || end == s ? 0 : (size_t)v;
+}
+
 #define CK(x)                                                                                \
     do {                                                                                     \
         cudaError_t e_ = (x);                                                                \

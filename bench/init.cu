@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "gshmem.h"
@@ -14,7 +15,14 @@ static double now(void) {
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    if (argc > 1) {
+        bool help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
+        fprintf(help ? stdout : stderr,
+                "usage: gshmem-perftest-init   (any number of PEs: gshmrun -n 4 ...)\n"
+                "  each PE's gshmem_init time, with its CUDA context made beforehand\n");
+        return help ? 0 : 2;
+    }
     const char *r = getenv("GSHMEM_RANK");
     if (!r) r = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
     int ndev = 0;

@@ -88,8 +88,22 @@ __global__ void barrier_loop_block(int iters) {
     for (int i = 0; i < iters; i++) bench_barrier_all_block();
 }
 
+static const char usage[] =
+    "usage: gshmem-perftest-latency [--iters N]   (run on 2 or more PEs: gshmrun -n 2 ...)\n"
+    "  one-way latency of p/g/put/get/atomics/signals between PEs 0 and 1, and barrier time over\n"
+    "  all PEs, in microseconds (median of trials)\n"
+    "  --iters N   round trips per trial (default 10000)\n"
+    "  --help      this text\n";
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    int iters = 10000;
+    for (int a = 1; a < argc; a++) {
+        const char *v;
+        if (bench_is_help(argv[a])) bench_usage_exit(usage, 0);
+        else if (bench_opt(argc, argv, &a, "--iters", &v) && (iters = (int)bench_parse_count(v)) >= 4) continue;
+        else bench_usage_exit(usage, 2);
+    }
     bench_init();
     int me = bench_my_pe(), np = bench_n_pes();
     bool pair = me < 2;   /* PEs 0 and 1 measure; the others take part in barriers only */
@@ -99,7 +113,6 @@ int main(int argc, char **argv) {
         bench_finalize();
         return 2;
     }
-    int iters = argc > 2 && !strcmp(argv[1], "--iters") ? atoi(argv[2]) : 10000;
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));

@@ -80,7 +80,8 @@ void gshmemi_host_pe_quiet(const int *target_pes, size_t npes);
 #include "gshmem/device/signal.h"
 #include "gshmem/device/team.h"
 #include "gshmem/device/coll.h"
-#define GSHMEMI_HD static __host__ __device__ __forceinline__
+/* A template for the reason GSHMEMI_API is (gshmem/device/ptx.h): compiled only where called. */
+#define GSHMEMI_HD template <int gshmemi_lazy_ = 0> static __host__ __device__ __forceinline__
 #ifdef __CUDA_ARCH__
 #define GSHMEMI_PICK(dev, host) dev
 #else

@@ -6,9 +6,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* gshmem's own version (meson.build's project version must agree: the build checks it).
+ * gshmem_info_get_version answers the OpenSHMEM specification version instead (1.5). */
 #define GSHMEM_MAJOR_VERSION 0
 #define GSHMEM_MINOR_VERSION 1
+#define GSHMEM_PATCH_VERSION 0
+#define GSHMEM_VERSION_STRING "0.1.0"
 #define GSHMEM_VENDOR_STRING "gshmem"
+/* Size of the buffer gshmem_info_get_name fills, terminating NUL included (OpenSHMEM's
+ * SHMEM_MAX_NAME_LEN). */
+#define GSHMEM_MAX_NAME_LEN 64
 
 /* Status codes returned by host calls (0 = success). */
 #define GSHMEM_SUCCESS             0
@@ -106,7 +113,8 @@
 #define GSHMEM_REDUCE_ARITH_TYPES(X) GSHMEM_REDUCE_MINMAX_TYPES(X)
 /* (min, max, sum and prod share one type list: OpenSHMEM's sum/prod list adds only the
  * complex types, which gshmem does not offer.) */
-/* X(TYPENAME, TYPE) for the 16-bit floating types (CUDA C++ only: cuda_fp16.h/cuda_bf16.h) */
+/* X(TYPENAME, TYPE) for the 16-bit floating types (CUDA C++ only; a unit that reduces them
+ * includes cuda_fp16.h/cuda_bf16.h itself: gshmem.h only declares the types) */
 #define GSHMEM_REDUCE_HALF_TYPES(X) X(half, __half) X(bfloat16, __nv_bfloat16)
 
 /* Reduction operators: X(opname, code, ...) (the extra arguments are passed through, so an
@@ -195,14 +203,14 @@ typedef struct gshmemx_uniqueid {
     char internal[GSHMEMX_UNIQUEID_BYTES];
 } gshmemx_uniqueid_t;
 
-typedef struct gshmemx_init_attr {
+typedef struct gshmemx_init_attr_s {
     int rank;                       /* this process's PE number, 0..n_pes-1 */
     int n_pes;
     gshmemx_uniqueid_t uid;         /* from gshmemx_get_uniqueid on the process of rank 0 */
 } gshmemx_init_attr_t;
 
 /* Heap figures (gshmemx_heap_info). */
-typedef struct gshmemx_heap_info {
+typedef struct gshmemx_heap_info_s {
     void *base;                     /* symmetric heap base: identical on every PE */
     size_t reserved;                /* virtual addresses reserved for this PE's heap */
     size_t mapped;                  /* device memory backing it now */

@@ -83,9 +83,68 @@ static const char *kind_hint(const char *kind) {
     return "a string";
 }
 
+static const char *const known_vars[] = {
+#define GSHMEMI_ENV_FIELD(name, kind, ctype, def, help) "GSHMEM_" #name,
+#include "env_defs.h"
+#undef GSHMEMI_ENV_FIELD
+};
+#define N_KNOWN (sizeof known_vars / sizeof known_vars[0])
+
+/* Edit distance of a and b (the first n bytes of a), for "did you mean"; capped work: names
+ * are short. */
+static size_t distance(const char *a, size_t n, const char *b) {
+    size_t m = strlen(b), row[64], prev, tmp;
+    if (n >= 63 || m >= 63) return 99;
+    for (size_t j = 0; j <= m; j++) row[j] = j;
+    for (size_t i = 1; i <= n; i++) {
+        prev = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= m; j++) {
+            tmp = row[j];
+            size_t sub = prev + (a[i - 1] != b[j - 1]);
+            size_t best = row[j] + 1 < row[j - 1] + 1 ? row[j] + 1 : row[j - 1] + 1;
+            row[j] = sub < best ? sub : best;
+            prev = tmp;
+        }
+    }
+    return row[m];
+}
+
+extern char **environ;
+
+int gshmemi_config_warn_unknown(void) {
+    int unknown = 0;
+    for (char **e = environ; e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        size_t n = eq ? (size_t)(eq - *e) : strlen(*e);
+        if (strncmp(*e, "GSHMEM_", 7) != 0) continue;
+        /* GSHMEM_TEST_*: reserved for gshmem's own test suite (tests/gpu). */
+        if (n > 12 && !strncmp(*e, "GSHMEM_TEST_", 12)) continue;
+        const char *best = NULL;
+        size_t best_d = 99;
+        bool found = false;
+        for (size_t k = 0; k < N_KNOWN && !found; k++) {
+            size_t d = distance(*e, n, known_vars[k]);
+            found = d == 0;
+            if (d < best_d) best_d = d, best = known_vars[k];
+        }
+        if (found) continue;
+        unknown++;
+        if (best && best_d <= 3)
+            gshmemi_warn("%.*s is not a gshmem environment variable (ignored); did you mean %s? "
+                         "(gshmem-info lists them all)", (int)n, *e, best);
+        else
+            gshmemi_warn("%.*s is not a gshmem environment variable (ignored; gshmem-info lists "
+                         "them all)", (int)n, *e);
+    }
+    return unknown;
+}
+
 gshmemi_status gshmemi_config_load(gshmemi_config *cfg) {
     gshmemi_status st = GSHMEM_SUCCESS;
     const char *v;
+    static int warned;
+    if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED)) gshmemi_config_warn_unknown();
 #define GSHMEMI_ENV_FIELD(name, kind, ctype, def, help)                                     \
     cfg->name = def;                                                                         \
     v = getenv("GSHMEM_" #name);                                                             \

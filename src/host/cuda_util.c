@@ -7,11 +7,11 @@
 
 gshmemi_status gshmemi_cu_check(int res, const char *call, const char *file, int line) {
     if (res == CUDA_SUCCESS) return GSHMEM_SUCCESS;
-    const char *name = NULL, *desc = NULL;
-    cuGetErrorName((CUresult)res, &name);
-    cuGetErrorString((CUresult)res, &desc);
-    gshmemi_error("CUDA driver call %s failed: %s (%s) [%s:%d]", call, name ? name : "?",
-                  desc ? desc : "?", file, line);
+    /* Without a usable driver the loader has said why, in gshmem's words. */
+    if (!gshmemi_drv.loaded) return GSHMEM_ERR_NO_DEVICE;
+    gshmemi_error("CUDA driver call %s failed: %s (%s) [%s:%d]", call,
+                  gshmemi_driver_error_name((CUresult)res),
+                  gshmemi_driver_error_string((CUresult)res), file, line);
     return GSHMEM_ERR_CUDA;
 }
 

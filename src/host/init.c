@@ -285,6 +285,6 @@ void gshmem_info_get_version(int *major, int *minor) {
 }
 
 void gshmem_info_get_name(char *name) {
-    if (name) snprintf(name, 256, "%s %d.%d", GSHMEM_VENDOR_STRING, GSHMEM_MAJOR_VERSION,
-                       GSHMEM_MINOR_VERSION);
+    if (name) snprintf(name, GSHMEM_MAX_NAME_LEN, "%s %s", GSHMEM_VENDOR_STRING,
+                       GSHMEM_VERSION_STRING);
 }

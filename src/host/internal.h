@@ -11,6 +11,12 @@
 
 #include "gshmem/types.h"
 
+/* A file that includes <cuda.h> (before this header) calls the driver through the table of
+ * cuda_driver.h: the library does not link libcuda. */
+#if defined(CUDA_VERSION) && !defined(GSHMEMI_NO_CUDA)
+#include "cuda_driver.h"
+#endif
+
 /* ---- status codes and propagation -------------------------------------------------- */
 /* Internal calls return one of these (0 = success); public calls turn them into a message
  * plus the documented status. The values are the public GSHMEM_ERR_* of gshmem/types.h. */
@@ -63,6 +69,10 @@ typedef struct gshmemi_config {
 
 extern gshmemi_config gshmemi_cfg;
 gshmemi_status gshmemi_config_load(gshmemi_config *cfg);
+/* Warns about each GSHMEM_* variable of the environment that env_defs.h does not declare
+ * (GSHMEM_TEST_* excepted: the test suite's), with the nearest name; returns how many. The
+ * first gshmemi_config_load of a process calls it. */
+int gshmemi_config_warn_unknown(void);
 /* Prints the table (name, value, default, help) — for gshmem-info. */
 void gshmemi_config_print(const gshmemi_config *cfg, FILE *out);
 /* Parses "1G", "512M", "4096", "64k" (binary units). Returns false on junk. */

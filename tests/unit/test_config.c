@@ -1,8 +1,10 @@
 /* Proves the environment table parses every kind (sizes with suffixes, ints, doubles,
- * strings), rejects junk with GSHMEM_ERR_INVALID_ARG while keeping the default, and
- * that the printer lists every variable. */
+ * strings), rejects junk with GSHMEM_ERR_INVALID_ARG while keeping the default, that the
+ * printer lists every variable, and that unknown GSHMEM_* variables are warned about (with
+ * the nearest name) while declared ones and the test suite's GSHMEM_TEST_* are not. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -65,10 +67,50 @@ static void print(void) {
     free(buf);
 }
 
+/* Runs gshmemi_config_warn_unknown with stderr sent to a file; returns its count and what it
+ * printed in buf. */
+static int warn_unknown(char *buf, size_t cap) {
+    FILE *tmp = tmpfile();
+    int saved = dup(2);
+    fflush(stderr);
+    dup2(fileno(tmp), 2);
+    int n = gshmemi_config_warn_unknown();
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(tmp);
+    size_t len = fread(buf, 1, cap - 1, tmp);
+    buf[len] = 0;
+    fclose(tmp);
+    return n;
+}
+
+static void unknown(void) {
+    char out[4096];
+    setenv("GSHMEM_HEAP_MAX", "1G", 1);          /* declared */
+    setenv("GSHMEM_TEST_SEED", "7", 1);          /* the test suite's */
+    EXPECT(warn_unknown(out, sizeof out) == 0, "warned about known variables: %s", out);
+    setenv("GSHMEM_HEAP_MAXX", "1G", 1);         /* a typo */
+    setenv("GSHMEM_NOTHING_LIKE_IT_AT_ALL", "1", 1);
+    int n = warn_unknown(out, sizeof out);
+    EXPECT(n == 2, "%d unknown variables reported, expected 2: %s", n, out);
+    EXPECT(strstr(out, "GSHMEM_HEAP_MAXX is not a gshmem environment variable") != NULL,
+           "no warning naming GSHMEM_HEAP_MAXX: %s", out);
+    EXPECT(strstr(out, "did you mean GSHMEM_HEAP_MAX?") != NULL, "no suggestion: %s", out);
+    EXPECT(strstr(out, "GSHMEM_NOTHING_LIKE_IT_AT_ALL is not") != NULL,
+           "no warning naming GSHMEM_NOTHING_LIKE_IT_AT_ALL: %s", out);
+    EXPECT(strstr(out, "GSHMEM_TEST_SEED") == NULL, "warned about GSHMEM_TEST_SEED: %s", out);
+    unsetenv("GSHMEM_HEAP_MAX");
+    unsetenv("GSHMEM_TEST_SEED");
+    unsetenv("GSHMEM_HEAP_MAXX");
+    unsetenv("GSHMEM_NOTHING_LIKE_IT_AT_ALL");
+}
+
 int main(void) {
     sizes();
     load();
     print();
+    unknown();
     printf("config: %d passed, %d failed\n", passed, failed);
     return failed != 0;
 }

@@ -79,67 +79,67 @@ GSHMEMI_DEV void gshmemi_amo_nofetch(int op, T *dest, T value, int pe, const cha
 
 /* Extended AMO types: fetch, set, swap (+ _nbi). */
 #define GSHMEMI_DEF_AMO_EXT(NAME, T)                                                         \
-    GSHMEMI_DEV T gshmemi_dev_##NAME##_atomic_fetch(const T *source, int pe) {               \
+    GSHMEMI_API T gshmemi_dev_##NAME##_atomic_fetch(const T *source, int pe) {               \
         return gshmemi_amo(GSHMEMI_AMO_FETCH, (T *)source, (T)0, (T)0, pe,                   \
                            "gshmem_" #NAME "_atomic_fetch");                                 \
     }                                                                                        \
-    GSHMEMI_DEV void gshmemi_dev_##NAME##_atomic_set(T *dest, T value, int pe) {             \
+    GSHMEMI_API void gshmemi_dev_##NAME##_atomic_set(T *dest, T value, int pe) {             \
         gshmemi_amo(GSHMEMI_AMO_SET, dest, value, (T)0, pe, "gshmem_" #NAME "_atomic_set");  \
     }                                                                                        \
-    GSHMEMI_DEV T gshmemi_dev_##NAME##_atomic_swap(T *dest, T value, int pe) {               \
+    GSHMEMI_API T gshmemi_dev_##NAME##_atomic_swap(T *dest, T value, int pe) {               \
         return gshmemi_amo(GSHMEMI_AMO_SWAP, dest, value, (T)0, pe,                          \
                            "gshmem_" #NAME "_atomic_swap");                                  \
     }                                                                                        \
-    GSHMEMI_DEV void gshmemi_dev_##NAME##_atomic_fetch_nbi(T *fetch, const T *source, int pe) { \
+    GSHMEMI_API void gshmemi_dev_##NAME##_atomic_fetch_nbi(T *fetch, const T *source, int pe) { \
         *fetch = gshmemi_dev_##NAME##_atomic_fetch(source, pe);                              \
     }                                                                                        \
-    GSHMEMI_DEV void gshmemi_dev_##NAME##_atomic_swap_nbi(T *fetch, T *dest, T value, int pe) { \
+    GSHMEMI_API void gshmemi_dev_##NAME##_atomic_swap_nbi(T *fetch, T *dest, T value, int pe) { \
         *fetch = gshmemi_dev_##NAME##_atomic_swap(dest, value, pe);                          \
     }
 GSHMEM_AMO_EXT_TYPES(GSHMEMI_DEF_AMO_EXT)
 
 /* Standard AMO types: compare_swap, fetch_inc, inc, fetch_add, add (+ _nbi). */
 #define GSHMEMI_DEF_AMO_STD(NAME, T)                                                         \
-    GSHMEMI_DEV T gshmemi_dev_##NAME##_atomic_compare_swap(T *dest, T cond, T value, int pe) { \
+    GSHMEMI_API T gshmemi_dev_##NAME##_atomic_compare_swap(T *dest, T cond, T value, int pe) { \
         return gshmemi_amo(GSHMEMI_AMO_CSWAP, dest, value, cond, pe,                         \
                            "gshmem_" #NAME "_atomic_compare_swap");                          \
     }                                                                                        \
-    GSHMEMI_DEV T gshmemi_dev_##NAME##_atomic_fetch_add(T *dest, T value, int pe) {          \
+    GSHMEMI_API T gshmemi_dev_##NAME##_atomic_fetch_add(T *dest, T value, int pe) {          \
         return gshmemi_amo(GSHMEMI_AMO_ADD, dest, value, (T)0, pe,                           \
                            "gshmem_" #NAME "_atomic_fetch_add");                             \
     }                                                                                        \
-    GSHMEMI_DEV T gshmemi_dev_##NAME##_atomic_fetch_inc(T *dest, int pe) {                   \
+    GSHMEMI_API T gshmemi_dev_##NAME##_atomic_fetch_inc(T *dest, int pe) {                   \
         return gshmemi_amo(GSHMEMI_AMO_ADD, dest, (T)1, (T)0, pe,                            \
                            "gshmem_" #NAME "_atomic_fetch_inc");                             \
     }                                                                                        \
-    GSHMEMI_DEV void gshmemi_dev_##NAME##_atomic_add(T *dest, T value, int pe) {             \
+    GSHMEMI_API void gshmemi_dev_##NAME##_atomic_add(T *dest, T value, int pe) {             \
         gshmemi_amo_nofetch(GSHMEMI_AMO_ADD, dest, value, pe, "gshmem_" #NAME "_atomic_add"); \
     }                                                                                        \
-    GSHMEMI_DEV void gshmemi_dev_##NAME##_atomic_inc(T *dest, int pe) {                      \
+    GSHMEMI_API void gshmemi_dev_##NAME##_atomic_inc(T *dest, int pe) {                      \
         gshmemi_amo_nofetch(GSHMEMI_AMO_ADD, dest, (T)1, pe, "gshmem_" #NAME "_atomic_inc"); \
     }                                                                                        \
-    GSHMEMI_DEV void gshmemi_dev_##NAME##_atomic_compare_swap_nbi(T *fetch, T *dest, T cond, \
+    GSHMEMI_API void gshmemi_dev_##NAME##_atomic_compare_swap_nbi(T *fetch, T *dest, T cond, \
                                                                   T value, int pe) {         \
         *fetch = gshmemi_dev_##NAME##_atomic_compare_swap(dest, cond, value, pe);            \
     }                                                                                        \
-    GSHMEMI_DEV void gshmemi_dev_##NAME##_atomic_fetch_add_nbi(T *fetch, T *dest, T value,   \
+    GSHMEMI_API void gshmemi_dev_##NAME##_atomic_fetch_add_nbi(T *fetch, T *dest, T value,   \
                                                                int pe) {                     \
         *fetch = gshmemi_dev_##NAME##_atomic_fetch_add(dest, value, pe);                     \
     }                                                                                        \
-    GSHMEMI_DEV void gshmemi_dev_##NAME##_atomic_fetch_inc_nbi(T *fetch, T *dest, int pe) {  \
+    GSHMEMI_API void gshmemi_dev_##NAME##_atomic_fetch_inc_nbi(T *fetch, T *dest, int pe) {  \
         *fetch = gshmemi_dev_##NAME##_atomic_fetch_inc(dest, pe);                            \
     }
 GSHMEM_AMO_STD_TYPES(GSHMEMI_DEF_AMO_STD)
 
 /* Bitwise AMO types: fetch_and/and, fetch_or/or, fetch_xor/xor (+ _nbi). */
 #define GSHMEMI_DEF_AMO_BIT_OP(NAME, T, op, OPC)                                            \
-    GSHMEMI_DEV T gshmemi_dev_##NAME##_atomic_fetch_##op(T *dest, T value, int pe) {         \
+    GSHMEMI_API T gshmemi_dev_##NAME##_atomic_fetch_##op(T *dest, T value, int pe) {         \
         return gshmemi_amo(OPC, dest, value, (T)0, pe, "gshmem_" #NAME "_atomic_fetch_" #op); \
     }                                                                                        \
-    GSHMEMI_DEV void gshmemi_dev_##NAME##_atomic_##op(T *dest, T value, int pe) {            \
+    GSHMEMI_API void gshmemi_dev_##NAME##_atomic_##op(T *dest, T value, int pe) {            \
         gshmemi_amo_nofetch(OPC, dest, value, pe, "gshmem_" #NAME "_atomic_" #op);           \
     }                                                                                        \
-    GSHMEMI_DEV void gshmemi_dev_##NAME##_atomic_fetch_##op##_nbi(T *fetch, T *dest, T value, \
+    GSHMEMI_API void gshmemi_dev_##NAME##_atomic_fetch_##op##_nbi(T *fetch, T *dest, T value, \
                                                                   int pe) {                  \
         *fetch = gshmemi_dev_##NAME##_atomic_fetch_##op(dest, value, pe);                    \
     }

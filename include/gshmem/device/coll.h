@@ -23,9 +23,14 @@
 #ifndef GSHMEM_DEVICE_COLL_H
 #define GSHMEM_DEVICE_COLL_H
 
-#include <cuda_fp16.h>
-#include <cuda_bf16.h>
 #include "team.h"
+
+/* The 16-bit float types are declared, not defined, here (cuda_fp16.h and cuda_bf16.h begin
+ * the same way): those two headers cost a unit that includes gshmem.h about as much as all of
+ * gshmem's device code. Code that holds __half or __nv_bfloat16 values includes them anyway;
+ * a reduction of them needs them included before it is called. */
+struct __half;
+struct __nv_bfloat16;
 
 /* ---- operators ------------------------------------------------------------------------- */
 /* Accumulator type: 16-bit floats combine in float, everything else in itself. */
@@ -34,16 +39,25 @@ template <class T> struct gshmemi_acc {
     static __device__ __forceinline__ t in(T x) { return x; }
     static __device__ __forceinline__ T out(t x) { return x; }
 };
-template <> struct gshmemi_acc<__half> {
-    typedef float t;
-    static __device__ __forceinline__ t in(__half x) { return __half2float(x); }
-    static __device__ __forceinline__ __half out(t x) { return __float2half_rn(x); }
+/* The conversions are found where a reduction of H is instantiated (argument-dependent lookup:
+ * H, and gshmemi_f32<H>, belong to the global namespace, where cuda_fp16.h/cuda_bf16.h declare
+ * them), so only units that reduce 16-bit floats need their headers. */
+template <class H> struct gshmemi_f32 {
+    float v;
+    __device__ __forceinline__ operator float() const { return v; }
 };
-template <> struct gshmemi_acc<__nv_bfloat16> {
+template <class H> struct gshmemi_acc_f16 {
     typedef float t;
-    static __device__ __forceinline__ t in(__nv_bfloat16 x) { return __bfloat162float(x); }
-    static __device__ __forceinline__ __nv_bfloat16 out(t x) { return __float2bfloat16_rn(x); }
+    static __device__ __forceinline__ t in(H x) { return __half2float(x); }
+    static __device__ __forceinline__ H out(t x) { return __float2half_rn(gshmemi_f32<H>{x}); }
 };
+template <class H> struct gshmemi_acc_bf16 {
+    typedef float t;
+    static __device__ __forceinline__ t in(H x) { return __bfloat162float(x); }
+    static __device__ __forceinline__ H out(t x) { return __float2bfloat16_rn(gshmemi_f32<H>{x}); }
+};
+template <> struct gshmemi_acc<__half> : gshmemi_acc_f16<__half> {};
+template <> struct gshmemi_acc<__nv_bfloat16> : gshmemi_acc_bf16<__nv_bfloat16> {};
 
 template <int OP> struct gshmemi_rop;
 #define GSHMEMI_DEF_ROP(CODE, EXPR)                                                          \
@@ -869,12 +883,12 @@ GSHMEMI_DEV void gshmemi_move(int team, int what, void *dest, const void *src, s
 /* fcollect, collect and alltoall of one family (typed: T, sizeof(T); mem: void, 1 byte): no
  * root, no strides. NAME is the whole function name, STR the name messages give. */
 #define GSHMEMI_DEF_MOVE1(NAME, T, ES, WHAT, scope, STR)                                      \
-    GSHMEMI_DEV int NAME(int team, T *dest, const T *src, size_t n) {                        \
+    GSHMEMI_API int NAME(int team, T *dest, const T *src, size_t n) {                        \
         gshmemi_move<gshmemi_scope_##scope>(team, WHAT, dest, src, n, ES, 0, 1, 1, 0, 1, STR); \
         return 0;                                                                            \
     }
 #define GSHMEMI_DEF_MOVE_MEM(prefix, suffix, scope, unused)                                  \
-    GSHMEMI_DEV int prefix##broadcastmem##suffix(int team, void *dest, const void *src,      \
+    GSHMEMI_API int prefix##broadcastmem##suffix(int team, void *dest, const void *src,      \
                                                  size_t nbytes, int root) {                  \
         gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_BROADCAST, dest, src, nbytes, 1, \
                                             root, 1, 1, 0, 1, GSHMEMI_COLL_NAME_##scope "broadcastmem" #suffix); \
@@ -886,7 +900,7 @@ GSHMEMI_DEV void gshmemi_move(int team, int what, void *dest, const void *src, s
                       GSHMEMI_COLL_NAME_##scope "collectmem" #suffix)                        \
     GSHMEMI_DEF_MOVE1(prefix##alltoallmem##suffix, void, 1, GSHMEMI_MOVE_ALLTOALL, scope,      \
                       GSHMEMI_COLL_NAME_##scope "alltoallmem" #suffix)                       \
-    GSHMEMI_DEV int prefix##alltoallsmem##suffix(int team, void *dest, const void *src,      \
+    GSHMEMI_API int prefix##alltoallsmem##suffix(int team, void *dest, const void *src,      \
                                                  ptrdiff_t dst, ptrdiff_t sst, size_t nelems) { \
         gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_ALLTOALLS, dest, src, nelems, 1, 0, \
                                             dst, sst, 0, 1, GSHMEMI_COLL_NAME_##scope "alltoallsmem" #suffix); \
@@ -895,7 +909,7 @@ GSHMEMI_DEV void gshmemi_move(int team, int what, void *dest, const void *src, s
 GSHMEMI_COLL_SCOPES(GSHMEMI_DEF_MOVE_MEM, 0)
 
 #define GSHMEMI_DEF_MOVE_TYPED(prefix, suffix, scope, NAME, T)                               \
-    GSHMEMI_DEV int prefix##NAME##_broadcast##suffix(int team, T *dest, const T *src,        \
+    GSHMEMI_API int prefix##NAME##_broadcast##suffix(int team, T *dest, const T *src,        \
                                                      size_t nelems, int root) {              \
         gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_BROADCAST, dest, src, nelems,   \
                                             sizeof(T), root, 1, 1, 0, 1,                     \
@@ -908,7 +922,7 @@ GSHMEMI_COLL_SCOPES(GSHMEMI_DEF_MOVE_MEM, 0)
                       GSHMEMI_COLL_NAME_##scope #NAME "_collect" #suffix)                    \
     GSHMEMI_DEF_MOVE1(prefix##NAME##_alltoall##suffix, T, sizeof(T), GSHMEMI_MOVE_ALLTOALL, scope, \
                       GSHMEMI_COLL_NAME_##scope #NAME "_alltoall" #suffix)                   \
-    GSHMEMI_DEV int prefix##NAME##_alltoalls##suffix(int team, T *dest, const T *src,        \
+    GSHMEMI_API int prefix##NAME##_alltoalls##suffix(int team, T *dest, const T *src,        \
                                                      ptrdiff_t dst, ptrdiff_t sst,           \
                                                      size_t nelems) {                        \
         gshmemi_move<gshmemi_scope_##scope>(team, GSHMEMI_MOVE_ALLTOALLS, dest, src, nelems,   \
@@ -922,7 +936,7 @@ GSHMEM_RMA_TYPES(GSHMEMI_DEF_MOVE_TYPED_ALL)
 /* One reduction-family function (SUFFIX reduce/reducescatter/inscan/exscan) in one scope;
  * GSHMEMI_RED_BIT/ARITH (types.h) apply it to every operator and collective of a type. */
 #define GSHMEMI_DEF_RED_SCOPED(prefix, suffix, scope, SUFFIX, WHAT, OPNAME, OPCODE, NAME, T)  \
-    GSHMEMI_DEV int prefix##NAME##_##OPNAME##_##SUFFIX##suffix(int team, T *dest, const T *src, \
+    GSHMEMI_API int prefix##NAME##_##OPNAME##_##SUFFIX##suffix(int team, T *dest, const T *src, \
                                                                size_t nelems) {              \
         gshmemi_reduce<T, OPCODE, gshmemi_scope_##scope>(team, WHAT, dest, src, nelems, 0, 1,  \
                                                          GSHMEMI_COLL_NAME_##scope #NAME "_" #OPNAME "_" #SUFFIX #suffix); \

@@ -24,7 +24,7 @@ GSHMEMI_DEV void gshmemi_get(void *dest, const void *src, size_t n, int pe, cons
 
 /* putmem/getmem in every scope: gshmemi_dev_putmem{,_nbi}, gshmemx_putmem{,_nbi}_{warp,block} */
 #define GSHMEMI_DEF_MEM(prefix, suffix, scope, blocking, op)                                 \
-    GSHMEMI_DEV void prefix##op##mem##suffix(void *dest, const void *src, size_t nbytes, int pe) { \
+    GSHMEMI_API void prefix##op##mem##suffix(void *dest, const void *src, size_t nbytes, int pe) { \
         gshmemi_##op<gshmemi_scope_##scope, blocking>(dest, src, nbytes, pe,                 \
                                                       #prefix #op "mem" #suffix);            \
     }
@@ -33,7 +33,7 @@ GSHMEMI_FOR_SCOPES(GSHMEMI_DEF_MEM, get)
 
 /* Typed put/get (TYPENAME from the RMA list) in every scope. */
 #define GSHMEMI_DEF_TYPED_SCOPE(prefix, suffix, scope, blocking, op, NAME, T)               \
-    GSHMEMI_DEV void prefix##NAME##_##op##suffix(T *dest, const T *src, size_t nelems, int pe) { \
+    GSHMEMI_API void prefix##NAME##_##op##suffix(T *dest, const T *src, size_t nelems, int pe) { \
         gshmemi_##op<gshmemi_scope_##scope, blocking>(dest, src, nelems * sizeof(T), pe,     \
                                                       #prefix #NAME "_" #op #suffix);        \
     }
@@ -58,12 +58,12 @@ GSHMEMI_DEV void gshmemi_strided(void *dest, const void *src, ptrdiff_t dst, ptr
 }
 /* iput_name/iget_name: typed NAME_iput or sized iputBITS, in one scope */
 #define GSHMEMI_DEF_STRIDED(scope, T, ES, iput_name, iget_name)                              \
-    GSHMEMI_DEV void iput_name(T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst,          \
+    GSHMEMI_API void iput_name(T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst,          \
                                size_t nelems, int pe) {                                      \
         gshmemi_strided<gshmemi_scope_##scope, false, ES>(dest, src, dst, sst, nelems, pe,   \
                                                           #iput_name);                       \
     }                                                                                        \
-    GSHMEMI_DEV void iget_name(T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst,          \
+    GSHMEMI_API void iget_name(T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst,          \
                                size_t nelems, int pe) {                                      \
         gshmemi_strided<gshmemi_scope_##scope, true, ES>(dest, src, dst, sst, nelems, pe,    \
                                                          #iget_name);                        \
@@ -75,17 +75,17 @@ GSHMEMI_DEV void gshmemi_strided(void *dest, const void *src, ptrdiff_t dst, ptr
     GSHMEMI_DEF_STRIDED(thread, T, sizeof(T), gshmemi_dev_##NAME##_iput, gshmemi_dev_##NAME##_iget) \
     GSHMEMI_DEF_STRIDED(warp, T, sizeof(T), gshmemx_##NAME##_iput_warp, gshmemx_##NAME##_iget_warp) \
     GSHMEMI_DEF_STRIDED(block, T, sizeof(T), gshmemx_##NAME##_iput_block, gshmemx_##NAME##_iget_block) \
-    GSHMEMI_DEV void gshmemi_dev_##NAME##_p(T *dest, T value, int pe) {                      \
+    GSHMEMI_API void gshmemi_dev_##NAME##_p(T *dest, T value, int pe) {                      \
         gshmemi_st_relaxed(gshmemi_peer(dest, pe, sizeof(T), "gshmem_" #NAME "_p"), value);  \
     }                                                                                        \
-    GSHMEMI_DEV T gshmemi_dev_##NAME##_g(const T *src, int pe) {                             \
+    GSHMEMI_API T gshmemi_dev_##NAME##_g(const T *src, int pe) {                             \
         return gshmemi_ld_relaxed(gshmemi_peer(src, pe, sizeof(T), "gshmem_" #NAME "_g"));   \
     }
 GSHMEM_RMA_TYPES(GSHMEMI_DEF_TYPED)
 
 /* Sized forms put8 ... put128: elements of BITS/8 bytes (untyped pointers). */
 #define GSHMEMI_DEF_SIZED_SCOPE(prefix, suffix, scope, blocking, op, BITS)                   \
-    GSHMEMI_DEV void prefix##op##BITS##suffix(void *dest, const void *src, size_t nelems, int pe) { \
+    GSHMEMI_API void prefix##op##BITS##suffix(void *dest, const void *src, size_t nelems, int pe) { \
         gshmemi_##op<gshmemi_scope_##scope, blocking>(dest, src, nelems * (BITS / 8), pe,    \
                                                       #prefix #op #BITS #suffix);            \
     }

@@ -46,7 +46,7 @@ GSHMEMI_DEV void gshmemi_put_signal(void *dest, const void *src, size_t n, uint6
 /* putmem_signal in every scope (the blocking and _nbi forms are the same work: the group
  * barrier before the signal already makes the source reusable). */
 #define GSHMEMI_DEF_PUTMEM_SIGNAL(prefix, suffix, scope, blocking, unused)                   \
-    GSHMEMI_DEV void prefix##putmem_signal##suffix(void *dest, const void *src, size_t nbytes, \
+    GSHMEMI_API void prefix##putmem_signal##suffix(void *dest, const void *src, size_t nbytes, \
                                                    uint64_t *sig_addr, uint64_t signal,      \
                                                    int sig_op, int pe) {                     \
         gshmemi_put_signal<gshmemi_scope_##scope>(dest, src, nbytes, sig_addr, signal, sig_op, \
@@ -55,7 +55,7 @@ GSHMEMI_DEV void gshmemi_put_signal(void *dest, const void *src, size_t n, uint6
 GSHMEMI_FOR_SCOPES(GSHMEMI_DEF_PUTMEM_SIGNAL, 0)
 
 #define GSHMEMI_DEF_PUT_SIGNAL_TYPED(prefix, suffix, scope, blocking, NAME, T)               \
-    GSHMEMI_DEV void prefix##NAME##_put_signal##suffix(T *dest, const T *src, size_t nelems, \
+    GSHMEMI_API void prefix##NAME##_put_signal##suffix(T *dest, const T *src, size_t nelems, \
                                                        uint64_t *sig_addr, uint64_t signal,  \
                                                        int sig_op, int pe) {                 \
         gshmemi_put_signal<gshmemi_scope_##scope>(dest, src, nelems * sizeof(T), sig_addr,   \
@@ -66,7 +66,7 @@ GSHMEMI_FOR_SCOPES(GSHMEMI_DEF_PUTMEM_SIGNAL, 0)
 GSHMEM_RMA_TYPES(GSHMEMI_DEF_PUT_SIGNAL_T)
 
 #define GSHMEMI_DEF_PUT_SIGNAL_SIZED(prefix, suffix, scope, blocking, BITS)                  \
-    GSHMEMI_DEV void prefix##put##BITS##_signal##suffix(void *dest, const void *src,         \
+    GSHMEMI_API void prefix##put##BITS##_signal##suffix(void *dest, const void *src,         \
                                                         size_t nelems, uint64_t *sig_addr,   \
                                                         uint64_t signal, int sig_op, int pe) { \
         gshmemi_put_signal<gshmemi_scope_##scope>(dest, src, nelems * (BITS / 8), sig_addr,  \

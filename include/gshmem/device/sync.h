@@ -112,10 +112,10 @@ GSHMEMI_DEV T gshmemi_wait(const T *ivar, int cmp, T value, const char *call) {
 }
 
 #define GSHMEMI_DEF_WAIT(NAME, T)                                                            \
-    GSHMEMI_DEV void gshmemi_dev_##NAME##_wait_until(T *ivar, int cmp, T value) {            \
+    GSHMEMI_API void gshmemi_dev_##NAME##_wait_until(T *ivar, int cmp, T value) {            \
         gshmemi_wait((const T *)ivar, cmp, value, "gshmem_" #NAME "_wait_until");           \
     }                                                                                        \
-    GSHMEMI_DEV int gshmemi_dev_##NAME##_test(T *ivar, int cmp, T value) {                   \
+    GSHMEMI_API int gshmemi_dev_##NAME##_test(T *ivar, int cmp, T value) {                   \
         gshmemi_wait_check((const T *)ivar, 1, cmp, "gshmem_" #NAME "_test");                \
         return gshmemi_compare(gshmemi_ld_acquire((const T *)ivar), cmp, value);            \
     }
@@ -178,40 +178,40 @@ GSHMEMI_DEV size_t gshmemi_wait_set(const T *ivars, size_t n, const int *status,
 }
 
 #define GSHMEMI_DEF_WAIT_SET(NAME, T)                                                        \
-    GSHMEMI_DEV void gshmemi_dev_##NAME##_wait_until_all(T *ivars, size_t nelems,            \
+    GSHMEMI_API void gshmemi_dev_##NAME##_wait_until_all(T *ivars, size_t nelems,            \
                                                          const int *status, int cmp, T value) { \
         gshmemi_wait_set<GSHMEMI_WAIT_ALL, true>((const T *)ivars, nelems, status, cmp,      \
                                                  (const T *)0, value, (size_t *)0,           \
                                                  "gshmem_" #NAME "_wait_until_all");         \
     }                                                                                        \
-    GSHMEMI_DEV size_t gshmemi_dev_##NAME##_wait_until_any(T *ivars, size_t nelems,          \
+    GSHMEMI_API size_t gshmemi_dev_##NAME##_wait_until_any(T *ivars, size_t nelems,          \
                                                            const int *status, int cmp, T value) { \
         return gshmemi_wait_set<GSHMEMI_WAIT_ANY, true>((const T *)ivars, nelems, status, cmp, \
                                                         (const T *)0, value, (size_t *)0,    \
                                                         "gshmem_" #NAME "_wait_until_any");  \
     }                                                                                        \
-    GSHMEMI_DEV size_t gshmemi_dev_##NAME##_wait_until_some(T *ivars, size_t nelems,         \
+    GSHMEMI_API size_t gshmemi_dev_##NAME##_wait_until_some(T *ivars, size_t nelems,         \
                                                             size_t *indices, const int *status, \
                                                             int cmp, T value) {              \
         return gshmemi_wait_set<GSHMEMI_WAIT_SOME, true>((const T *)ivars, nelems, status,   \
                                                          cmp, (const T *)0, value, indices,  \
                                                          "gshmem_" #NAME "_wait_until_some"); \
     }                                                                                        \
-    GSHMEMI_DEV void gshmemi_dev_##NAME##_wait_until_all_vector(T *ivars, size_t nelems,     \
+    GSHMEMI_API void gshmemi_dev_##NAME##_wait_until_all_vector(T *ivars, size_t nelems,     \
                                                                 const int *status, int cmp,  \
                                                                 T *values) {                 \
         gshmemi_wait_set<GSHMEMI_WAIT_ALL, true>((const T *)ivars, nelems, status, cmp,      \
                                                  (const T *)values, (T)0, (size_t *)0,       \
                                                  "gshmem_" #NAME "_wait_until_all_vector");  \
     }                                                                                        \
-    GSHMEMI_DEV size_t gshmemi_dev_##NAME##_wait_until_any_vector(T *ivars, size_t nelems,   \
+    GSHMEMI_API size_t gshmemi_dev_##NAME##_wait_until_any_vector(T *ivars, size_t nelems,   \
                                                                   const int *status, int cmp, \
                                                                   T *values) {               \
         return gshmemi_wait_set<GSHMEMI_WAIT_ANY, true>((const T *)ivars, nelems, status, cmp, \
                                                         (const T *)values, (T)0, (size_t *)0, \
                                                         "gshmem_" #NAME "_wait_until_any_vector"); \
     }                                                                                        \
-    GSHMEMI_DEV size_t gshmemi_dev_##NAME##_wait_until_some_vector(T *ivars, size_t nelems,  \
+    GSHMEMI_API size_t gshmemi_dev_##NAME##_wait_until_some_vector(T *ivars, size_t nelems,  \
                                                                    size_t *indices,          \
                                                                    const int *status, int cmp, \
                                                                    T *values) {              \
@@ -219,40 +219,40 @@ GSHMEMI_DEV size_t gshmemi_wait_set(const T *ivars, size_t n, const int *status,
                                                          cmp, (const T *)values, (T)0, indices, \
                                                          "gshmem_" #NAME "_wait_until_some_vector"); \
     }                                                                                        \
-    GSHMEMI_DEV int gshmemi_dev_##NAME##_test_all(T *ivars, size_t nelems, const int *status, \
+    GSHMEMI_API int gshmemi_dev_##NAME##_test_all(T *ivars, size_t nelems, const int *status, \
                                                   int cmp, T value) {                        \
         return (int)gshmemi_wait_set<GSHMEMI_WAIT_ALL, false>((const T *)ivars, nelems, status, \
                                                               cmp, (const T *)0, value,      \
                                                               (size_t *)0,                   \
                                                               "gshmem_" #NAME "_test_all");  \
     }                                                                                        \
-    GSHMEMI_DEV size_t gshmemi_dev_##NAME##_test_any(T *ivars, size_t nelems, const int *status, \
+    GSHMEMI_API size_t gshmemi_dev_##NAME##_test_any(T *ivars, size_t nelems, const int *status, \
                                                      int cmp, T value) {                     \
         return gshmemi_wait_set<GSHMEMI_WAIT_ANY, false>((const T *)ivars, nelems, status, cmp, \
                                                          (const T *)0, value, (size_t *)0,   \
                                                          "gshmem_" #NAME "_test_any");       \
     }                                                                                        \
-    GSHMEMI_DEV size_t gshmemi_dev_##NAME##_test_some(T *ivars, size_t nelems, size_t *indices, \
+    GSHMEMI_API size_t gshmemi_dev_##NAME##_test_some(T *ivars, size_t nelems, size_t *indices, \
                                                       const int *status, int cmp, T value) { \
         return gshmemi_wait_set<GSHMEMI_WAIT_SOME, false>((const T *)ivars, nelems, status,  \
                                                           cmp, (const T *)0, value, indices, \
                                                           "gshmem_" #NAME "_test_some");     \
     }                                                                                        \
-    GSHMEMI_DEV int gshmemi_dev_##NAME##_test_all_vector(T *ivars, size_t nelems,            \
+    GSHMEMI_API int gshmemi_dev_##NAME##_test_all_vector(T *ivars, size_t nelems,            \
                                                          const int *status, int cmp, T *values) { \
         return (int)gshmemi_wait_set<GSHMEMI_WAIT_ALL, false>((const T *)ivars, nelems, status, \
                                                               cmp, (const T *)values, (T)0,  \
                                                               (size_t *)0,                   \
                                                               "gshmem_" #NAME "_test_all_vector"); \
     }                                                                                        \
-    GSHMEMI_DEV size_t gshmemi_dev_##NAME##_test_any_vector(T *ivars, size_t nelems,         \
+    GSHMEMI_API size_t gshmemi_dev_##NAME##_test_any_vector(T *ivars, size_t nelems,         \
                                                             const int *status, int cmp,      \
                                                             T *values) {                     \
         return gshmemi_wait_set<GSHMEMI_WAIT_ANY, false>((const T *)ivars, nelems, status, cmp, \
                                                          (const T *)values, (T)0, (size_t *)0, \
                                                          "gshmem_" #NAME "_test_any_vector"); \
     }                                                                                        \
-    GSHMEMI_DEV size_t gshmemi_dev_##NAME##_test_some_vector(T *ivars, size_t nelems,        \
+    GSHMEMI_API size_t gshmemi_dev_##NAME##_test_some_vector(T *ivars, size_t nelems,        \
                                                              size_t *indices, const int *status, \
                                                              int cmp, T *values) {           \
         return gshmemi_wait_set<GSHMEMI_WAIT_SOME, false>((const T *)ivars, nelems, status,  \
