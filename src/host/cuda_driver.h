@@ -18,11 +18,15 @@ extern "C" {
  * the driver's own). A name cuda.h maps to a versioned symbol (cuDeviceTotalMem ->
  * cuDeviceTotalMem_v2) is looked up by its plain name at this header's CUDA_VERSION, which
  * yields exactly that version, and typed by it (__typeof__ expands the macro). */
+/* Not every driver function may be listed: a function whose entry point at this CUDA_VERSION has
+ * another signature than the prototype its plain name has in cuda.h would be called with the
+ * wrong arguments (cuCtxGetDevice: PFN_cuCtxGetDevice_v13000 takes a context too; it crashed
+ * gshmem_init under a context the caller made). Check cudaTypedefs.h before adding one. */
 #define GSHMEMI_DRIVER_FUNCS(X)                                                              \
     X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString)                    \
     X(cuDeviceGet) X(cuDeviceGetCount) X(cuDeviceGetName) X(cuDeviceGetUuid)                 \
     X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDeviceCanAccessPeer)                     \
-    X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuCtxGetCurrent) X(cuCtxGetDevice)      \
+    X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuCtxGetCurrent)                        \
     X(cuCtxGetExecAffinity) X(cuMemGetInfo) X(cuMemGetAllocationGranularity)                 \
     X(cuMemCreate) X(cuMemRelease) X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap)    \
     X(cuMemUnmap) X(cuMemSetAccess) X(cuMemExportToShareableHandle)                          \
@@ -68,7 +72,6 @@ const char *gshmemi_driver_error_string(CUresult r);
 #undef cuDevicePrimaryCtxRetain
 #undef cuCtxSetCurrent
 #undef cuCtxGetCurrent
-#undef cuCtxGetDevice
 #undef cuCtxGetExecAffinity
 #undef cuMemGetInfo
 #undef cuMemGetAllocationGranularity
@@ -96,7 +99,6 @@ const char *gshmemi_driver_error_string(CUresult r);
 #define cuDevicePrimaryCtxRetain (*gshmemi_drv.p_cuDevicePrimaryCtxRetain)
 #define cuCtxSetCurrent (*gshmemi_drv.p_cuCtxSetCurrent)
 #define cuCtxGetCurrent (*gshmemi_drv.p_cuCtxGetCurrent)
-#define cuCtxGetDevice (*gshmemi_drv.p_cuCtxGetDevice)
 #define cuCtxGetExecAffinity (*gshmemi_drv.p_cuCtxGetExecAffinity)
 #define cuMemGetInfo (*gshmemi_drv.p_cuMemGetInfo)
 #define cuMemGetAllocationGranularity (*gshmemi_drv.p_cuMemGetAllocationGranularity)

@@ -2,6 +2,7 @@
  * share a GPU, CUDA MPS detection, and the SM share that keeps co-located PEs' spinning
  * kernels resident together. See docs/design.md, "Several PEs on one GPU". */
 #include <cuda.h>
+#include <cuda_runtime_api.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,7 +38,12 @@ gshmemi_status gshmemi_place_select_device(gshmemi_state *s) {
     GSHMEMI_CU(cuCtxGetCurrent(&cur));
     CUdevice dev;
     if (cur) {
-        GSHMEMI_CU(cuCtxGetDevice(&dev));
+        /* the runtime adopts the current context: its device is the caller's choice (not
+         * cuCtxGetDevice: at CUDA 13.0 that entry point has another signature than the
+         * header's, cudaTypedefs.h PFN_cuCtxGetDevice_v13000) */
+        int d = 0;
+        GSHMEMI_CUDA(cudaGetDevice(&d));
+        dev = (CUdevice)d;
     } else {
         int want = gshmemi_cfg.DEVICE >= 0 ? gshmemi_cfg.DEVICE : s->boot.local_rank % count;
         if (want >= count) {

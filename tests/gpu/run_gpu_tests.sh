@@ -78,6 +78,8 @@ run coll_smoke_push 200 env GSHMEM_COLL_PUSH_MIN=1M "$RUN" -n 2 -t 180 "$B/tests
 run coll_smoke_ce 200 env GSHMEM_COLL_CE_MIN=1M "$RUN" -n "$N" -t 180 "$B/tests/gpu/coll_smoke"
 run coll_smoke_ce_mixed 200 env GSHMEM_COLL_CE_MIN=1M SMOKE_CE_MIXED=1 "$RUN" -n "$N" -t 180 "$B/tests/gpu/coll_smoke"
 run ring_gshmrun 60 "$RUN" -n "$N" -t 50 "$B/examples/ring"
+# gshmem_init when the program made its CUDA context first (cudaSetDevice + cudaFree(0))
+run init_after_context 60 "$RUN" -n "$N" -t 50 "$B/bench/init"
 [ -n "$WIDE" ] && run "ring_${WIDE}pe" 60 "$RUN" -n "$WIDE" -t 50 "$B/examples/ring"
 run litmus 150 "$RUN" -n 2 -t 140 "$B/tests/gpu/test_litmus"
 # the litmus checks can fail: broken protocols (no acquire, no fence) must be caught (exit 3).
