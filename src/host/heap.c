@@ -167,9 +167,7 @@ static void report_exhausted(const gshmemi_state *s, uint64_t size, const char *
     if (p->gpu_pes <= 1) return;
     /* the heap is symmetric: every PE on this GPU has mapped as much as this one */
     char pes[256];
-    size_t o = 0;
-    for (int i = 0; i < p->gpu_pes && o < sizeof pes - 16; i++)
-        o += (size_t)snprintf(pes + o, sizeof pes - o, "%s%d", i ? ", " : "", p->gpu_pe_list[i]);
+    gshmemi_place_gpu_pes(pes, sizeof pes, ", ");
     gshmemi_error("%s: GPU %d is shared by PEs %s: their heaps hold %.1f MiB of its memory "
                   "together (%.1f MiB each; each may map at most %.1f MiB, 1/%d of the GPU, "
                   "unless GSHMEM_HEAP_MAX says otherwise); run fewer PEs per GPU for more",

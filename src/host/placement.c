@@ -130,9 +130,7 @@ static int kernel_cap_of(const place_rec *r, int k) {
 static void say_without_mps(const gshmemi_state *s, const place_rec *all) {
     const gshmemi_placement *p = &gshmemi_place;
     char pes[256];
-    size_t o = 0;
-    for (int i = 0; i < p->gpu_pes && o < sizeof pes - 16; i++)
-        o += (size_t)snprintf(pes + o, sizeof pes - o, "%s%d", i ? ", " : "", p->gpu_pe_list[i]);
+    gshmemi_place_gpu_pes(pes, sizeof pes, ", ");
     int unknown = 0;
     for (int i = 0; i < p->gpu_pes; i++) unknown |= all[p->gpu_pe_list[i]].mps < 0;
     gshmemi_warn("PEs %s share GPU %d %s CUDA MPS: their kernels run in turns (time slices), so "
@@ -187,6 +185,15 @@ gshmemi_status gshmemi_place_exchange(gshmemi_state *s) {
     return GSHMEM_SUCCESS;
 }
 
+size_t gshmemi_place_gpu_pes(char *buf, size_t len, const char *sep) {
+    const gshmemi_placement *p = &gshmemi_place;
+    size_t o = 0;
+    if (len) buf[0] = 0;
+    for (int i = 0; i < p->gpu_pes && o + 16 < len; i++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%d", i ? sep : "", p->gpu_pe_list[i]);
+    return o;
+}
+
 void gshmemi_place_describe(const gshmemi_state *s, char *buf, size_t len) {
     const gshmemi_placement *p = &gshmemi_place;
     size_t o = (size_t)snprintf(buf, len, "PE %d on GPU %d", s->mype, p->device);
@@ -195,8 +202,7 @@ void gshmemi_place_describe(const gshmemi_state *s, char *buf, size_t len) {
         return;
     }
     o += (size_t)snprintf(buf + o, len - o, " shared by %d PEs (", p->gpu_pes);
-    for (int i = 0; i < p->gpu_pes && o < len; i++)
-        o += (size_t)snprintf(buf + o, len - o, "%s%d", i ? " " : "", p->gpu_pe_list[i]);
+    if (o < len) o += gshmemi_place_gpu_pes(buf + o, len - o, " ");
     if (o < len)
         snprintf(buf + o, len - o, "), %s, SM share %d of %d, library kernels <= %d blocks",
                  p->mps ? "MPS" : "no MPS: time-sliced", p->sm_share, p->sm_count,

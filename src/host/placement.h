@@ -31,6 +31,8 @@ gshmemi_status gshmemi_place_select_device(gshmemi_state *s);
  * PE's GPU, checks MPS, computes the SM share and the job-wide kernel cap and heap window,
  * and says once per shared GPU what the placement means when MPS is missing. */
 gshmemi_status gshmemi_place_exchange(gshmemi_state *s);
+/* The PEs sharing this PE's GPU, ascending, separated by sep, into buf; returns the length. */
+size_t gshmemi_place_gpu_pes(char *buf, size_t len, const char *sep);
 /* One line describing the placement (for GSHMEM_DEBUG and gshmem-info). */
 void gshmemi_place_describe(const gshmemi_state *s, char *buf, size_t len);
 /* The cap applied to a library kernel's block count (nch when there is no cap). */
