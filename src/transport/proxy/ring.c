@@ -214,19 +214,27 @@ int gshmemi_pring_drain(gshmemi_proxy *x, pring *g, int max) {
     return n;
 }
 
+/* release: the effects and ret slots of every ticket below t are visible first */
+static void publish_retired(pring *g, uint64_t t) {
+    g->retired = t;
+    __atomic_store_n(&g->chan.ctrl->retired, t, __ATOMIC_RELEASE);
+}
+
 void gshmemi_pring_retire(pring *g) {
     uint64_t t = g->retired;
     while (t < g->head) {
         op_rec *r = &g->recs[t & g->mask];
         if (r->state != REC_DONE || r->queued) break;
-        if (r->d.op == GSHMEM_PROXY_OP_QUIET && r->d.ret) write_ret(r);
         r->state = REC_FREE;
         t++;
+        /* a QUIET marker is answered only once `retired` covers it: a producer that sees its
+         * answer then also sees every earlier ticket retired */
+        if (r->d.op == GSHMEM_PROXY_OP_QUIET && r->d.ret) {
+            publish_retired(g, t);
+            write_ret(r);
+        }
     }
-    if (t == g->retired) return;
-    g->retired = t;
-    /* release: the effects and ret slots of every retired ticket are visible first */
-    __atomic_store_n(&g->chan.ctrl->retired, t, __ATOMIC_RELEASE);
+    if (t != g->retired) publish_retired(g, t);
 }
 
 bool gshmemi_pring_busy(const pring *g) { return g->retired != g->head; }
