@@ -27,6 +27,14 @@
  *   Errors: a refused or failed descriptor completes with ret->status != 0; the first one
  *   of a ring is also recorded in ctrl->err_* (sticky) so a quiet reports it.
  *
+ *   Ring-owned completion slots (chan.rets != NULL, the library's GPU rings): ticket t may
+ *   use rets[t % n] as its ret, and must then acknowledge it after reading it: ack = t + 1
+ *   (release: the reads come first). On such a ring `head` counts the tickets whose slot
+ *   AND completion slot are free: it passes t only once t retired and, if t used its ret
+ *   slot, t acknowledged it. So ticket t + n (which may reuse rets[t % n]) is claimed only
+ *   after t's producer has read its answer: no answer is ever overwritten unread, and no
+ *   producer needs a private slot.
+ *
  * WHERE THE WORDS LIVE (real system): slots, ctrl and ret slots in pinned host memory mapped
  * to the GPU; tail in GPU memory (only producers touch it). The proxy never reads tail.
  * A GPU producer writes the body with plain (or vector) stores and seq with st.release.sys;
@@ -93,7 +101,7 @@ typedef struct gshmem_proxy_ret {
     int32_t status;       /* 0, or a GSHMEM_ERR_* code (the proxy printed why) */
     uint32_t pad_;
     uint64_t done;        /* t + 1 of the descriptor answered, stored last with release */
-    uint64_t pad2_;
+    uint64_t ack;         /* ring-owned slots only: t + 1 once its producer read the answer */
 } gshmem_proxy_ret;
 
 /* Written by the proxy only. Each counter on its own 64-byte line: producers poll head and
@@ -115,6 +123,7 @@ typedef struct gshmem_proxy_chan {
     uint64_t *tail;             /* producers' ticket counter */
     gshmem_proxy_ctrl *ctrl;
     uint64_t n_slots;           /* power of two */
+    gshmem_proxy_ret *rets;     /* [n_slots] ring-owned completion slots, or NULL */
 } gshmem_proxy_chan;
 
 #if !defined(__CUDA_ARCH__) && (defined(__GNUC__) || defined(__clang__))
@@ -168,6 +177,15 @@ static inline uint64_t gshmem_proxy_post(const gshmem_proxy_chan *c, const gshme
 static inline int gshmem_proxy_wait_ret(const gshmem_proxy_ret *r, uint64_t t) {
     while (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE) != t + 1) GSHMEM_PROXY_RELAX();
     return r->status;
+}
+
+/* Ring-owned completion slot of ticket t: post with d->ret = that slot, wait with
+ * gshmem_proxy_wait_ret, then gshmem_proxy_ack (the slot is reused only after it). */
+static inline gshmem_proxy_ret *gshmem_proxy_ret_of(const gshmem_proxy_chan *c, uint64_t t) {
+    return &c->rets[t & (c->n_slots - 1)];
+}
+static inline void gshmem_proxy_ack(gshmem_proxy_ret *r, uint64_t t) {
+    __atomic_store_n(&r->ack, t + 1, __ATOMIC_RELEASE);
 }
 
 /* Waits until every ticket < t is complete; returns the ring's sticky error (0 = none). */

@@ -111,7 +111,7 @@ int main(void) {
     gshmem_proxy_chan host_ch[3], dev_ch[3];
     uint64_t slots[3] = {1024, 4096, 4096};
     for (int r = 0; r < 3; r++) {
-        EXPECT(gshmemi_proxy_ring(x, slots[r], tails + r, &host_ch[r]) == GSHMEM_SUCCESS, "ring %d", r);
+        EXPECT(gshmemi_proxy_ring(x, slots[r], tails + r, r == 1, &host_ch[r]) == GSHMEM_SUCCESS, "ring %d", r);
         dev_ch[r] = host_ch[r];
         dev_ch[r].slots = mapped(host_ch[r].slots, slots[r] * sizeof(gshmem_proxy_desc));
         dev_ch[r].ctrl = mapped(host_ch[r].ctrl, sizeof(gshmem_proxy_ctrl));

@@ -50,7 +50,7 @@ static int pe_start(pe_ctx *c, int mode, pe_state *s) {
     gshmemi_set_log_rank(c->me);
     s->x = make_proxy(c, mode);
     if (!s->x) return 1;
-    if (gshmemi_proxy_ring(s->x, 0, NULL, &s->ch) || gshmemi_proxy_start(s->x)) return 1;
+    if (gshmemi_proxy_ring(s->x, 0, NULL, false, &s->ch) || gshmemi_proxy_start(s->x)) return 1;
     return 0;
 }
 

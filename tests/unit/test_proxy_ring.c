@@ -3,6 +3,10 @@
  *            p operations to this PE with its own values into its own words; every word ends
  *            with its value, so no descriptor was lost, run twice, or read half-written, and
  *            retired/consumed count every ticket
+ *   owned    four producer threads share an 8-slot ring whose completion slots the ring owns
+ *            (the library's GPU rings): each does fetch_add(1) on one word through
+ *            rets[t % 8] and acknowledges; the fetched values are exactly 0..N-1, so no answer
+ *            was overwritten before its producer read it (the slot is reused only after ack)
  *   markers  a QUIET marker's slot is answered only once every earlier ticket retired
  *   drain    one producer thread posts no-op descriptors as fast as it can; the rate one proxy
  *            drains them at is printed (target: >= 5 million/s; the test fails below 1
@@ -52,6 +56,66 @@ static void test_laps(gshmemi_proxy *x, gshmem_proxy_chan *ch) {
     printf("proxy ring: %llu p descriptors from 2 producers through an 8-slot ring (%llu laps) in %.2f s: all "
            "executed once, intact\n", (unsigned long long)total, (unsigned long long)total / 8, now_s() - t0);
     (void)x;
+}
+
+#define OWNED_PER_THREAD 20000
+#define OWNED_THREADS 4
+typedef struct owned_producer {
+    gshmem_proxy_chan *ch;
+    uint64_t word;
+    uint64_t *got;
+    int bad;
+} owned_producer;
+
+static void *owned_producer_main(void *arg) {
+    owned_producer *p = arg;
+    for (int i = 0; i < OWNED_PER_THREAD; i++) {
+        gshmem_proxy_desc d = {.op = GSHMEM_PROXY_OP_AMO, .amo = GSHMEM_PROXY_AMO_ADD,
+                               .flags = GSHMEM_PROXY_F_FETCH, .pe = 0, .size = 8, .raddr = p->word,
+                               .laddr = 1};
+        uint64_t t = gshmem_proxy_claim(p->ch);
+        if (t == UINT64_MAX) { p->bad++; return NULL; }
+        gshmem_proxy_ret *r = gshmem_proxy_ret_of(p->ch, t);
+        d.ret = (uint64_t)(uintptr_t)r;
+        gshmem_proxy_publish(p->ch, t, &d);
+        if (gshmem_proxy_wait_ret(r, t)) p->bad++;
+        p->got[i] = r->value;
+        gshmem_proxy_ack(r, t);
+    }
+    return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void test_owned(gshmemi_proxy *x, gshmem_proxy_chan *ch) {
+    (void)x;
+    const int n = OWNED_THREADS * OWNED_PER_THREAD;
+    uint64_t *got = calloc((size_t)n, sizeof *got);
+    uint64_t word = A(12 << 20);
+    *(uint64_t *)H(word) = 0;
+    owned_producer p[OWNED_THREADS];
+    pthread_t th[OWNED_THREADS];
+    for (int k = 0; k < OWNED_THREADS; k++) {
+        p[k] = (owned_producer){.ch = ch, .word = word, .got = got + k * OWNED_PER_THREAD};
+        pthread_create(&th[k], NULL, owned_producer_main, &p[k]);
+    }
+    int bad = 0;
+    for (int k = 0; k < OWNED_THREADS; k++) {
+        pthread_join(th[k], NULL);
+        bad += p[k].bad;
+    }
+    qsort(got, (size_t)n, sizeof *got, cmp_u64);
+    int wrong = 0;
+    for (int i = 0; i < n; i++) wrong += got[i] != (uint64_t)i;
+    EXPECT(bad == 0 && wrong == 0 && *(uint64_t *)H(word) == (uint64_t)n,
+           "owned: %d failed, %d fetched values not a permutation of 0..%d, word %llu", bad, wrong, n - 1,
+           (unsigned long long)*(uint64_t *)H(word));
+    printf("proxy ring: %d fetch_adds from %d threads through an 8-slot ring with ring-owned completion "
+           "slots: every answer read before its slot was reused\n", n, OWNED_THREADS);
+    free(got);
 }
 
 /* A marker behind a slow operation (a 4 MiB get) is answered only after it. */
@@ -106,11 +170,13 @@ int main(void) {
     gshmemi_proxy *x = make_proxy(&c, GSHMEMI_PROXY_DIRECT);
     EXPECT(x != NULL, "proxy creation failed");
     if (!x) return 1;
-    gshmem_proxy_chan small, big;
-    EXPECT(gshmemi_proxy_ring(x, 8, NULL, &small) == 0, "8-slot ring");
-    EXPECT(gshmemi_proxy_ring(x, 4096, NULL, &big) == 0, "4096-slot ring");
+    gshmem_proxy_chan small, big, owned;
+    EXPECT(gshmemi_proxy_ring(x, 8, NULL, false, &small) == 0, "8-slot ring");
+    EXPECT(gshmemi_proxy_ring(x, 4096, NULL, true, &big) == 0, "4096-slot ring");
+    EXPECT(gshmemi_proxy_ring(x, 8, NULL, true, &owned) == 0, "8-slot ring with its own ret slots");
     EXPECT(gshmemi_proxy_start(x) == 0, "start");
     test_laps(x, &small);
+    test_owned(x, &owned);
     test_markers(x, &big);
     test_drain(x, &big);
     EXPECT(gshmemi_proxy_finalize(x) == 0, "finalize");

@@ -88,7 +88,7 @@ gshmemi_status gshmemi_proxy_create(const gshmemi_proxy_params *p, gshmemi_proxy
     gshmemi_status st;
     GSHMEMI_CHECK_GOTO(pick_mode(x), st, fail);
     GSHMEMI_CHECK_GOTO(gshmemi_fab_open(x), st, fail);
-    GSHMEMI_CHECK_GOTO(gshmemi_pring_create(x, 256, NULL, &x->host), st, fail);
+    GSHMEMI_CHECK_GOTO(gshmemi_pring_create(x, 256, NULL, false, &x->host), st, fail);
     *out = x;
     return GSHMEM_SUCCESS;
 fail:
@@ -99,14 +99,15 @@ fail:
     return st;
 }
 
-gshmemi_status gshmemi_proxy_ring(gshmemi_proxy *x, uint64_t n_slots, uint64_t *tail, gshmem_proxy_chan *out) {
+gshmemi_status gshmemi_proxy_ring(gshmemi_proxy *x, uint64_t n_slots, uint64_t *tail, bool with_rets,
+                                  gshmem_proxy_chan *out) {
     if (__atomic_load_n(&x->thread_started, __ATOMIC_ACQUIRE)) {
         gshmemi_error("proxy: gshmemi_proxy_ring called while the proxy thread runs: create rings before "
                       "gshmemi_proxy_start");
         return GSHMEM_ERR_INVALID_ARG;
     }
     pring *g;
-    GSHMEMI_CHECK(gshmemi_pring_create(x, n_slots ? n_slots : (uint64_t)gshmemi_cfg.PROXY_RING_SLOTS, tail, &g));
+    GSHMEMI_CHECK(gshmemi_pring_create(x, n_slots ? n_slots : (uint64_t)gshmemi_cfg.PROXY_RING_SLOTS, tail, with_rets, &g));
     *out = g->chan;
     return GSHMEM_SUCCESS;
 }

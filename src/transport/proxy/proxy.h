@@ -63,9 +63,10 @@ gshmemi_status gshmemi_proxy_create(const gshmemi_proxy_params *p, gshmemi_proxy
 
 /* A new descriptor ring of n_slots (power of two; 0 = GSHMEM_PROXY_RING_SLOTS). `tail` is
  * where producers keep their ticket counter (GPU memory in the library; NULL = in host
- * memory next to the ring). Only before gshmemi_proxy_start. */
+ * memory next to the ring). with_rets: the ring owns a completion slot per descriptor slot
+ * (chan.rets; protocol in gshmem/proxy_desc.h). Only before gshmemi_proxy_start. */
 gshmemi_status gshmemi_proxy_ring(gshmemi_proxy *x, uint64_t n_slots, uint64_t *tail,
-                                  gshmem_proxy_chan *out);
+                                  bool with_rets, gshmem_proxy_chan *out);
 
 /* Starts / stops the proxy thread. Stop returns once the thread has exited; rings keep their
  * state (a later start resumes them). */

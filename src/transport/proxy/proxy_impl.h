@@ -44,6 +44,8 @@ typedef struct pring {
     uint64_t head, retired;     /* private copies of ctrl->head / ctrl->retired */
     uint64_t fence_until;       /* a FENCE at f: tickets > f wait until retired >= f + 1 */
     uint64_t own_tail;          /* tail when the caller gave none */
+    uint64_t acked;             /* ring-owned ret slots: every ticket < acked retired and,
+                                   if it used its ret slot, was acknowledged (= ctrl->head) */
     int id;
     void *mem;
 } pring;
@@ -111,7 +113,9 @@ void gshmemi_proxy_fail(gshmemi_proxy *x, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* ring.c */
-gshmemi_status gshmemi_pring_create(gshmemi_proxy *x, uint64_t n_slots, uint64_t *tail, pring **out);
+/* with_rets: the ring owns one completion slot per descriptor slot (chan.rets). */
+gshmemi_status gshmemi_pring_create(gshmemi_proxy *x, uint64_t n_slots, uint64_t *tail, bool with_rets,
+                                    pring **out);
 void gshmemi_pring_destroy(pring *g);
 int gshmemi_pring_drain(gshmemi_proxy *x, pring *g, int max);
 void gshmemi_pring_retire(pring *g);

@@ -12,7 +12,8 @@ _Static_assert(sizeof(gshmem_proxy_ctrl) == 192, "ctrl: three 64-byte lines");
 _Static_assert(GSHMEM_PROXY_AMO_CSWAP == GSHMEMI_AMO_CSWAP && GSHMEM_PROXY_AMO_XOR == GSHMEMI_AMO_XOR &&
                GSHMEM_PROXY_SIG_ADD == GSHMEM_SIGNAL_ADD, "descriptor codes are the library's codes");
 
-gshmemi_status gshmemi_pring_create(gshmemi_proxy *x, uint64_t n_slots, uint64_t *tail, pring **out) {
+gshmemi_status gshmemi_pring_create(gshmemi_proxy *x, uint64_t n_slots, uint64_t *tail, bool with_rets,
+                                    pring **out) {
     if (n_slots == 0 || (n_slots & (n_slots - 1)) || n_slots > (1ull << 24)) {
         gshmemi_error("proxy ring: %llu slots is not a power of two in [1, 2^24] (GSHMEM_PROXY_RING_SLOTS)",
                       (unsigned long long)n_slots);
@@ -23,7 +24,8 @@ gshmemi_status gshmemi_pring_create(gshmemi_proxy *x, uint64_t n_slots, uint64_t
         return GSHMEM_ERR_INVALID_ARG;
     }
     pring *g = calloc(1, sizeof *g);
-    size_t bytes = n_slots * sizeof(gshmem_proxy_desc) + sizeof(gshmem_proxy_ctrl);
+    size_t bytes = n_slots * sizeof(gshmem_proxy_desc) + sizeof(gshmem_proxy_ctrl) +
+                   (with_rets ? n_slots * sizeof(gshmem_proxy_ret) : 0);
     void *mem = NULL;
     if (!g || posix_memalign(&mem, 4096, bytes) || !(g->recs = calloc(n_slots, sizeof *g->recs))) {
         free(g ? g->recs : NULL);
@@ -36,6 +38,7 @@ gshmemi_status gshmemi_pring_create(gshmemi_proxy *x, uint64_t n_slots, uint64_t
     g->chan.slots = mem;
     g->chan.ctrl = (gshmem_proxy_ctrl *)((char *)mem + n_slots * sizeof(gshmem_proxy_desc));
     g->chan.ctrl->err_pe = -1;
+    if (with_rets) g->chan.rets = (gshmem_proxy_ret *)((char *)g->chan.ctrl + sizeof(gshmem_proxy_ctrl));
     g->chan.tail = tail ? tail : &g->own_tail;
     g->chan.n_slots = n_slots;
     g->mask = n_slots - 1;
@@ -207,8 +210,9 @@ int gshmemi_pring_drain(gshmemi_proxy *x, pring *g, int max) {
     }
     if (n) {
         g->head = t;
-        /* release: our reads of the slots happen before a producer may overwrite them */
-        __atomic_store_n(&g->chan.ctrl->head, t, __ATOMIC_RELEASE);
+        /* release: our reads of the slots happen before a producer may overwrite them (a
+         * ring with its own ret slots publishes head in gshmemi_pring_retire) */
+        if (!g->chan.rets) __atomic_store_n(&g->chan.ctrl->head, t, __ATOMIC_RELEASE);
         __atomic_fetch_add(&x->consumed, (uint64_t)n, __ATOMIC_RELAXED);
     }
     return n;
@@ -235,9 +239,25 @@ void gshmemi_pring_retire(pring *g) {
         }
     }
     if (t != g->retired) publish_retired(g, t);
+    if (!g->chan.rets) return;
+    /* Ring-owned ret slots: a slot is free again once its ticket retired and its producer
+     * acknowledged the answer (acquire: the producer's reads of it came first). The record
+     * of a retired ticket stays readable until ticket + n is consumed, which needs head. */
+    uint64_t a = g->acked;
+    while (a < g->retired) {
+        const op_rec *r = &g->recs[a & g->mask];
+        gshmem_proxy_ret *own = &g->chan.rets[a & g->mask];
+        if (r->d.ret == (uint64_t)(uintptr_t)own && __atomic_load_n(&own->ack, __ATOMIC_ACQUIRE) != a + 1)
+            break;
+        a++;
+    }
+    if (a != g->acked) {
+        g->acked = a;
+        __atomic_store_n(&g->chan.ctrl->head, a, __ATOMIC_RELEASE);
+    }
 }
 
-bool gshmemi_pring_busy(const pring *g) { return g->retired != g->head; }
+bool gshmemi_pring_busy(const pring *g) { return g->retired != g->head || (g->chan.rets && g->acked != g->head); }
 
 void gshmemi_pring_check_timeouts(gshmemi_proxy *x, pring *g, double now) {
     for (uint64_t t = g->retired; t < g->head; t++) {
