@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: build (with PMIx when headers are carried in .deps/pmix),
 # run the unit tests, the GPU suite and the benchmarks, each with a timeout; logs go to
-# $OUT (or ./gpu-run-out). usage: tools/gpu-run.sh [tests|bench|coll|all] [NPES]
+# $OUT (or ./gpu-run-out). usage: tools/gpu-run.sh [tests|bench|coll|remote|all] [NPES]
 # (coll: the build and the collectives benchmark alone, with its incumbents)
 # NPES (default: every GPU of the machine) is used by the GPU tests, init and collectives;
 # latency, bandwidth and atomics measure PE 0 <-> PE 1 and always run on 2 PEs.
@@ -174,4 +174,21 @@ if [ "$what" = all ] || [ "$what" = bench ] || [ "$what" = coll ]; then
   # the plots, where matplotlib is installed (else afterwards, anywhere, from summary.json)
   if python3 -c "import matplotlib" 2>/dev/null; then python3 tools/bench_compare.py --plots "$L/plots" "$D/summary.json"
   else echo "matplotlib not installed here: plots skipped (tools/bench_compare.py --plots DIR summary.json)"; fi
+fi
+if [ "$what" = all ] || [ "$what" = remote ]; then
+  # Remote: 2 PEs as 2 nodes of this one machine (GSHMEM_NODES): every byte between them takes
+  # the proxy transport (tcp;ofi_rxm over loopback, GPU memory staged), beside raw libfabric
+  # between two processes on the same provider and interface (host memory).
+  echo "== remote: 2 PEs as 2 nodes on one GPU (proxy, tcp;ofi_rxm on lo) beside raw libfabric =="
+  if [ -x $B/bench/fabric_baseline ]; then
+    export GSHMEM_FABRIC_IFACE=lo GSHMEM_FABRIC_PROVIDER='tcp;ofi_rxm'
+    timeout 120 $B/bench/fabric_baseline -p 'tcp;ofi_rxm' -i lo 2>&1 | tee "$L/remote-fabric.log"
+    timeout 200 $B/tools/gshmrun -n 2 --nodes 2 -t 190 $B/bench/latency --iters 200 2>&1 | tee "$L/remote-latency.log"
+    timeout 240 $B/tools/gshmrun -n 2 --nodes 2 -t 230 $B/bench/bandwidth --max-size 64M \
+      --csv "$L/remote-bandwidth.csv" 2>&1 | tee "$L/remote-bandwidth.log"
+    timeout 120 $B/tools/gshmrun -n 2 --nodes 2 -t 110 $B/bench/atomics 2>&1 | tee "$L/remote-atomics.log"
+    unset GSHMEM_FABRIC_IFACE GSHMEM_FABRIC_PROVIDER
+  else
+    echo "no fabric_baseline: this build has no libfabric"
+  fi
 fi

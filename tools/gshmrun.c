@@ -39,13 +39,16 @@ static double now_s(void) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: gshmrun [-n N] [-t SECONDS] [--no-prefix] [--no-mps] program [args...]\n"
+    fprintf(f, "usage: gshmrun [-n N] [-t SECONDS] [--no-prefix] [--no-mps] [--nodes K] program [args...]\n"
                "  -n, -np N      number of PEs (default 1), placed on this node's GPUs round-robin;\n"
                "                 with more PEs than GPUs, PEs share GPUs under CUDA MPS: a running\n"
                "                 MPS daemon is used, else a private one runs for the job\n"
                "  -t SECONDS     end the job (status 124) if it runs longer\n"
                "  --no-prefix    do not prefix output lines with [PE i]\n"
-               "  --no-mps       never start an MPS daemon (same as GSHMEM_MPS=off)\n");
+               "  --no-mps       never start an MPS daemon (same as GSHMEM_MPS=off)\n"
+               "  --nodes K      split the PEs into K nodes (consecutive ranks): between nodes every\n"
+               "                 byte takes the remote transport, as between machines (testing;\n"
+               "                 same as GSHMEM_NODES=K)\n");
 }
 
 static void emit(int pe_i, int stream, const char *s, size_t n) {
@@ -207,6 +210,7 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[a], "--no-mps")) { no_mps = 1; continue; }
         if ((!strcmp(argv[a], "-n") || !strcmp(argv[a], "-np")) && a + 1 < argc) { npes = atoi(argv[++a]); continue; }
         if (!strcmp(argv[a], "-t") && a + 1 < argc) { limit = atof(argv[++a]); continue; }
+        if (!strcmp(argv[a], "--nodes") && a + 1 < argc) { setenv("GSHMEM_NODES", argv[++a], 1); continue; }
         fprintf(stderr, "gshmrun: unknown option '%s'\n", argv[a]);
         usage(stderr);
         return 2;

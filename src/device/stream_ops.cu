@@ -39,6 +39,35 @@ __global__ void gshmemi_wait_all_kernel(const T *ivars, size_t n, const int *sta
                                              "gshmemx_wait_until_on_stream");
 }
 
+// The on-stream forms to a remote PE: the device calls themselves (they route to the ring).
+__global__ void gshmemi_remote_kernel(int what, void *sym, const void *local, size_t n, uint64_t *sig,
+                                      uint64_t value, int sig_op, int pe) {
+    switch (what) {
+    case GSHMEMI_REMOTE_PUT:
+        gshmemi_put<gshmemi_scope_thread, true>(sym, local, n, pe, "gshmemx_putmem_on_stream");
+        break;
+    case GSHMEMI_REMOTE_GET:
+        gshmemi_get<gshmemi_scope_thread, true>((void *)local, sym, n, pe, "gshmemx_getmem_on_stream");
+        break;
+    case GSHMEMI_REMOTE_PUT_SIGNAL:
+        gshmemi_put_signal<gshmemi_scope_thread, true>(sym, local, n, sig, value, sig_op, pe,
+                                                       "gshmemx_putmem_signal_on_stream");
+        break;
+    case GSHMEMI_REMOTE_SIGNAL:
+        gshmemi_dev_signal_op(sig, value, sig_op, pe);
+        break;
+    default:
+        gshmemi_dev_quiet();
+        break;
+    }
+}
+
+extern "C" int gshmemi_launch_remote(void *stream, int what, void *sym, const void *local, size_t n,
+                                     uint64_t *sig, uint64_t value, int sig_op, int pe) {
+    gshmemi_remote_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(what, sym, local, n, sig, value, sig_op, pe);
+    return (int)cudaGetLastError();
+}
+
 extern "C" int gshmemi_launch_barrier_all(void *stream) {
     return launch_k(gshmemi_barrier_all_kernel, 1, 32, stream);
 }

@@ -25,10 +25,23 @@ void gshmemi_host_amo(int op, void *dest, size_t size, const void *value, const 
         gshmemi_fatal("%s: atomics are 4 or 8 bytes wide, not %zu", call, size);
     if (((uintptr_t)dest & (size - 1)) != 0)
         gshmemi_fatal("%s: dest %p is not aligned to its %zu-byte type", call, dest, size);
-    char *p = gshmemi_host_peer_addr(call, dest, size, pe, op == GSHMEMI_AMO_FETCH ? "source" : "dest");
     uint64_t v = 0, c = 0;
     memcpy(&v, value, size);
     memcpy(&c, cond, size);
+    if (gshmemi_g.initialized && pe >= 0 && pe < gshmemi_g.npes && gshmemi_g.pe_slot[pe] < 0) {
+        void *tctx;   /* another node: the transport's atomic (range checked by its proxy) */
+        const struct gshmemi_transport_ops *t = gshmemi_transport_of(pe, &tctx);
+        if (t && t->amo) {
+            uint64_t old = 0;
+            bool fetch = op == GSHMEMI_AMO_FETCH || op == GSHMEMI_AMO_SWAP || op == GSHMEMI_AMO_CSWAP || result;
+            gshmemi_status st = t->amo(tctx, op, size, dest, v, c, pe, fetch ? &old : NULL);
+            if (st) gshmemi_fatal("%s to PE %d: the remote transport failed (%s); see the message above", call,
+                                  pe, gshmemi_status_str(st));
+            if (result) memcpy(result, &old, size);
+            return;
+        }
+    }
+    char *p = gshmemi_host_peer_addr(call, dest, size, pe, op == GSHMEMI_AMO_FETCH ? "source" : "dest");
     pthread_mutex_lock(&amo_lock);
     if (!amo_result)
         gshmemi_host_cuda(cudaHostAlloc((void **)&amo_result, sizeof *amo_result, cudaHostAllocMapped),

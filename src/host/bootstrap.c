@@ -55,6 +55,30 @@ static void read_host_id(host_id *h) {
     if (getrandom(&h->job, sizeof h->job, 0) != (ssize_t)sizeof h->job) h->job = (uint64_t)getpid();
 }
 
+/* GSHMEM_NODES=K: the PEs of each host become K nodes of consecutive local ranks (as even as
+ * the count allows), numbered in order of first appearance like real nodes. count[] holds
+ * each host's PE count and is rewritten per node. */
+static void split_hosts(gshmemi_bootstrap *b, int *count, int k) {
+    int hosts = b->n_nodes;
+    int *host_n = malloc((size_t)hosts * sizeof *host_n);
+    int *first = malloc((size_t)hosts * k * sizeof *first);
+    if (!host_n || !first) { free(host_n); free(first); return; }   /* keep one node per host */
+    memcpy(host_n, count, (size_t)hosts * sizeof *host_n);
+    for (int i = 0; i < hosts * k; i++) first[i] = -1;
+    b->n_nodes = 0;
+    memset(count, 0, (size_t)b->size * sizeof *count);
+    for (int r = 0; r < b->size; r++) {
+        int h = b->node_of[r], parts = host_n[h] < k ? host_n[h] : k;
+        int part = (int)((long long)b->local_rank_of[r] * parts / host_n[h]);
+        int *id = &first[h * k + part];
+        if (*id < 0) *id = b->n_nodes++;
+        b->node_of[r] = *id;
+        b->local_rank_of[r] = count[*id]++;
+    }
+    free(host_n);
+    free(first);
+}
+
 gshmemi_status gshmemi_bootstrap_node_info(gshmemi_bootstrap *b) {
     host_id mine;
     read_host_id(&mine);
@@ -74,6 +98,8 @@ gshmemi_status gshmemi_bootstrap_node_info(gshmemi_bootstrap *b) {
         b->node_of[r] = n;
         b->local_rank_of[r] = count[n]++;
     }
+    b->n_hosts = b->n_nodes;
+    if (gshmemi_cfg.NODES > 1) split_hosts(b, count, gshmemi_cfg.NODES);
     b->node_id = b->node_of[b->rank];
     b->local_rank = b->local_rank_of[b->rank];
     b->local_size = count[b->node_id];

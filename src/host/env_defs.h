@@ -27,6 +27,8 @@ GSHMEMI_ENV_FIELD(DEBUG, INT, int, 0,
                   "0 quiet, 1 info messages, 2 also check every device call's PE and address")
 GSHMEMI_ENV_FIELD(DEVICE, INT, int, -1,
                   "CUDA device for this PE if none is current (default: local PE index modulo the GPUs it sees)")
+GSHMEMI_ENV_FIELD(NODES, INT, int, 0,
+                  "split each host's PEs into this many nodes (consecutive local ranks): PEs of different nodes never share memory by load/store, every byte between them takes the remote transport (testing on one machine; gshmrun --nodes K); 0 or 1 = one node per host")
 GSHMEMI_ENV_FIELD(MPS, STR, const char *, "auto",
                   "gshmrun, when PEs share a GPU: auto (use the running CUDA MPS daemon, else start a private one for the job and stop it at the end), off (never)")
 GSHMEMI_ENV_FIELD(TEAMS_MAX, INT, int, 1024,

@@ -13,10 +13,6 @@
 
 gshmemi_state gshmemi_g;
 
-static const struct gshmemi_transport_ops *const transport_list[] = {
-    &gshmemi_transport_p2p,
-};
-
 static double now_s(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -54,11 +50,10 @@ static gshmemi_status init_transports(gshmemi_state *s) {
     if (!reach || !s->pe_transport || !s->pe_slot) { free(reach); return GSHMEM_ERR_NO_MEMORY; }
     for (int pe = 0; pe < s->npes; pe++) { s->pe_transport[pe] = -1; s->pe_slot[pe] = -1; }
     gshmemi_status st = GSHMEM_SUCCESS;
-    int n = (int)(sizeof transport_list / sizeof transport_list[0]);
-    for (int t = 0; t < n && st == GSHMEM_SUCCESS; t++) {
+    for (int t = 0; gshmemi_transports[t] && t < GSHMEMI_MAX_TRANSPORTS && st == GSHMEM_SUCCESS; t++) {
         memset(reach, 0, (size_t)s->npes * sizeof *reach);
-        st = transport_list[t]->init(s, &s->tctx[t], reach);
-        s->transports[t] = transport_list[t];
+        st = gshmemi_transports[t]->init(s, &s->tctx[t], reach);
+        s->transports[t] = gshmemi_transports[t];
         s->n_transports = t + 1;
         for (int pe = 0; pe < s->npes; pe++)
             if (reach[pe] && s->pe_transport[pe] < 0) s->pe_transport[pe] = (int8_t)t;
@@ -68,16 +63,26 @@ static gshmemi_status init_transports(gshmemi_state *s) {
     const gshmemi_bootstrap *b = &s->boot;
     for (int pe = 0; pe < s->npes; pe++) {
         if (s->pe_transport[pe] < 0) {
-            gshmemi_error("PE %d (node %d) cannot reach PE %d (node %d): this build has no remote "
-                          "transport, so all PEs must run on one node", s->mype, b->node_id, pe,
-                          b->node_of[pe]);
+            gshmemi_error("PE %d (node %d) cannot reach PE %d (node %d): no transport of this build "
+                          "reaches another node (build with libfabric for the proxy transport: "
+                          "meson -Dlibfabric_root=..., see docs/install.md), so all PEs must run "
+                          "on one node", s->mype, b->node_id, pe, b->node_of[pe]);
             return GSHMEM_ERR_NOT_AVAILABLE;
         }
-        if (b->node_of[pe] == b->node_id)  /* load/store peers: window slot (k - me) mod L */
+        /* load/store peers: window slot (k - me) mod L, k = their index on this node */
+        if (s->transports[s->pe_transport[pe]]->load_store)
             s->pe_slot[pe] = (int16_t)((b->local_rank_of[pe] - b->local_rank + b->local_size) %
                                        b->local_size);
+        else s->has_remote = true;
     }
     return GSHMEM_SUCCESS;
+}
+
+const struct gshmemi_transport_ops *gshmemi_transport_of(int pe, void **tctx) {
+    gshmemi_state *s = &gshmemi_g;
+    if (pe < 0 || pe >= s->npes || s->pe_transport[pe] < 0) return NULL;
+    *tctx = s->tctx[s->pe_transport[pe]];
+    return s->transports[s->pe_transport[pe]];
 }
 
 /* The device view: PE numbers, heap geometry, slot table, barrier objects, limits. */
@@ -114,6 +119,8 @@ static gshmemi_status build_device_state(gshmemi_state *s) {
     d->wait_timeout_ns = (uint64_t)(gshmemi_cfg.WAIT_TIMEOUT * 1e9);
     d->teams = (const gshmemi_team *)s->d_teams;
     d->teams_max = s->teams_max;
+    for (int t = 0; t < s->n_transports; t++)
+        if (s->transports[t]->fill_device) GSHMEMI_CHECK(s->transports[t]->fill_device(s, s->tctx[t], d));
     return GSHMEM_SUCCESS;
 }
 

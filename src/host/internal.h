@@ -102,6 +102,7 @@ typedef struct gshmemi_bootstrap {
     /* Filled by gshmemi_bootstrap_node_info from an allgather of host identities: */
     int local_rank, local_size;  /* index among PEs of this node, count on this node */
     int node_id, n_nodes;        /* dense node index (order of first appearance) */
+    int n_hosts;                 /* machines (n_nodes unless GSHMEM_NODES splits them) */
     int *node_of;                /* [size] node index of each rank */
     int *local_rank_of;          /* [size] local index of each rank on its node */
     uint64_t job_id;             /* random, equal on all ranks: names per-job resources */
@@ -153,19 +154,44 @@ typedef struct gshmemi_heap {
 } gshmemi_heap;
 
 /* ---- transports (src/transport/<name>/) ------------------------------------------ */
-/* A transport reaches some PEs. p2p: PEs of this node by NVLink/PCIe load/store, by
- * mapping each local peer's chunks into window slot(pe). The core calls every transport
+/* A transport reaches some PEs; the core reaches a peer only through this table (the list
+ * is src/transport/registry.c). p2p: PEs of this node by NVLink/PCIe load/store (their chunks
+ * mapped into window slots). proxy: PEs of other nodes through this PE's proxy thread and
+ * libfabric (device calls post descriptors to its ring). The core calls every transport
  * built in, in registration order; a PE is served by the first that reaches it. */
 struct gshmemi_state;
+struct gshmemi_device_state;
 struct gshmemi_transport_ops {
     const char *name;
+    /* true: the PEs it reaches are mapped into window slots (device loads and stores, host
+     * copies through the mapping); false: they are reached by the operations below */
+    bool load_store;
     /* Decide which PEs it reaches; set reach[pe] = true for those (reach has n_pes). */
     gshmemi_status (*init)(struct gshmemi_state *s, void **tctx, bool *reach);
     /* Called collectively after this PE mapped a new chunk at heap offset c->off. */
     gshmemi_status (*chunk_added)(struct gshmemi_state *s, void *tctx, const gshmemi_chunk *c);
+    /* Its part of the device view (may be NULL). */
+    gshmemi_status (*fill_device)(struct gshmemi_state *s, void *tctx, struct gshmemi_device_state *d);
+    /* Host-initiated blocking operations to a PE it reaches (only when !load_store): done
+     * (delivered / value fetched) when they return; `src`/`dst` any host or device memory. */
+    gshmemi_status (*put)(void *tctx, void *dst_sym, const void *src, size_t n, int pe);
+    gshmemi_status (*get)(void *tctx, void *dst, const void *src_sym, size_t n, int pe);
+    gshmemi_status (*amo)(void *tctx, int op, size_t size, void *dst_sym, uint64_t value,
+                          uint64_t cond, int pe, uint64_t *old);
+    gshmemi_status (*signal)(void *tctx, uint64_t *sig_sym, uint64_t value, int sig_op, int pe);
+    gshmemi_status (*put_signal)(void *tctx, void *dst_sym, const void *src, size_t n,
+                                 uint64_t *sig_sym, uint64_t value, int sig_op, int pe);
+    /* What it is, for gshmem-info and GSHMEM_DEBUG (may be NULL). */
+    void (*describe)(void *tctx, char *buf, size_t len);
+    /* Collective, while the heap is still mapped. */
     void (*finalize)(struct gshmemi_state *s, void *tctx);
 };
-extern const struct gshmemi_transport_ops gshmemi_transport_p2p;
+/* The transports built in, NULL-terminated (src/transport/registry.c). */
+extern const struct gshmemi_transport_ops *const gshmemi_transports[];
+
+#define GSHMEMI_MAX_TRANSPORTS 4
+/* The transport that reaches pe (host forms of the operations); NULL if none. */
+const struct gshmemi_transport_ops *gshmemi_transport_of(int pe, void **tctx);
 
 /* ---- library state (init.c) -------------------------------------------------------- */
 typedef struct gshmemi_state {
@@ -176,10 +202,11 @@ typedef struct gshmemi_state {
     int cuda_dev;                /* CUDA ordinal */
     uint8_t *dev_uuids;          /* [npes*16] GPU UUID of every PE */
     int cu_ctx_set_by_us;
-    const struct gshmemi_transport_ops *transports[4];
-    void *tctx[4];
+    const struct gshmemi_transport_ops *transports[GSHMEMI_MAX_TRANSPORTS];
+    void *tctx[GSHMEMI_MAX_TRANSPORTS];
     int n_transports;
     int8_t *pe_transport;        /* [npes] index into transports, -1 = unreachable */
+    bool has_remote;             /* some PE is reached by a transport that is not load/store */
     int16_t *pe_slot;            /* [npes] window slot for load/store peers, -1 otherwise */
     void *stream;                /* cudaStream_t internal, blocking (after the legacy stream) */
     void *nb_stream;             /* cudaStream_t internal, non-blocking: host AMOs, polls */
@@ -224,6 +251,13 @@ int gshmemi_launch_barrier_all(void *stream);
  * accessible, may be NULL). */
 int gshmemi_launch_amo(void *stream, int op, size_t size, void *p, uint64_t value, uint64_t cond,
                        uint64_t *out);
+/* The on-stream forms to a remote PE: a one-thread kernel makes the device call (which
+ * posts to the proxy ring and, for PUT/GET/PUT_SIGNAL, waits until the proxy completed it).
+ * sym: the symmetric address on pe; local: this PE's buffer. */
+enum { GSHMEMI_REMOTE_PUT, GSHMEMI_REMOTE_GET, GSHMEMI_REMOTE_PUT_SIGNAL, GSHMEMI_REMOTE_SIGNAL,
+       GSHMEMI_REMOTE_QUIET };
+int gshmemi_launch_remote(void *stream, int what, void *sym, const void *local, size_t n,
+                          uint64_t *sig, uint64_t value, int sig_op, int pe);
 /* Signal update at p: release (after earlier stream work's data) or relaxed. */
 int gshmemi_launch_signal(void *stream, uint64_t *p, uint64_t value, int sig_op, int release);
 /* Waits until every included ivars[i] (size bytes, signedness) satisfies cmp against

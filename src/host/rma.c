@@ -1,15 +1,22 @@
 /* Host RMA: blocking put/get from the host, the on-stream forms, quiet, barrier_all,
  * gshmem_ptr and the host wait. Load/store peers are reached through their mapping in
- * this process (window slot), so a host put is one copy-engine transfer. */
+ * this process (window slot), so a host put is one copy-engine transfer. A remote PE
+ * (another node) is reached through its transport's host operations (blocking forms) or,
+ * for the on-stream forms, by a one-thread kernel on the stream that makes the device call
+ * (which posts to the proxy ring): stream-ordered and capturable in a CUDA graph. */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include "internal.h"
 #include "gshmem.h"
 
-char *gshmemi_host_peer_addr(const char *call, const void *sym, size_t n, int pe,
-                             const char *which) {
+/* Validates (call, pe, symmetric range) and returns where this PE reaches `sym` on `pe` by
+ * load/store, or NULL for a PE reached by a remote transport (tops and tctx then name it). */
+static char *route(const char *call, const void *sym, size_t n, int pe, const char *which,
+                   const struct gshmemi_transport_ops **tops, void **tctx) {
     gshmemi_state *s = &gshmemi_g;
+    *tops = NULL;
+    *tctx = NULL;
     if (!s->initialized) gshmemi_fatal("%s: called before gshmem_init", call);
     if (pe < 0 || pe >= s->npes)
         gshmemi_fatal("%s: PE %d is out of range [0, %d)", call, pe, s->npes);
@@ -18,10 +25,24 @@ char *gshmemi_host_peer_addr(const char *call, const void *sym, size_t n, int pe
         gshmemi_fatal("%s: %s %p (+%zu bytes) is not inside the symmetric heap [%p, %p); it must "
                       "come from gshmem_malloc", call, which, sym, n, (void *)s->heap.base,
                       (void *)(s->heap.base + s->heap.mapped));
-    if (s->pe_slot[pe] < 0) gshmemi_fatal("%s: PE %d is not reachable from PE %d", call, pe, s->mype);
-    return (char *)sym + (size_t)s->pe_slot[pe] * s->heap.window;
+    if (s->pe_slot[pe] >= 0) return (char *)sym + (size_t)s->pe_slot[pe] * s->heap.window;
+    *tops = NULL;
+    const struct gshmemi_transport_ops *t = gshmemi_transport_of(pe, tctx);
+    if (!t || !t->put) gshmemi_fatal("%s: PE %d is not reachable from PE %d", call, pe, s->mype);
+    *tops = t;
+    return NULL;
 }
-#define peer_addr gshmemi_host_peer_addr
+
+char *gshmemi_host_peer_addr(const char *call, const void *sym, size_t n, int pe,
+                             const char *which) {
+    const struct gshmemi_transport_ops *t;
+    void *tctx;
+    char *a = route(call, sym, n, pe, which, &t, &tctx);
+    if (!a)
+        gshmemi_fatal("%s: PE %d is on another node than PE %d, and this call has no remote form "
+                      "yet (collectives across nodes: docs/api.md)", call, pe, gshmemi_g.mype);
+    return a;
+}
 
 void gshmemi_host_cuda(int err, const char *call, const char *what) {
     if (err != cudaSuccess)
@@ -31,6 +52,15 @@ void gshmemi_host_cuda(int err, const char *call, const char *what) {
 }
 #define check_cuda gshmemi_host_cuda
 
+/* Ends the job when a remote operation failed (the transport printed what and why). */
+static void remote_done(gshmemi_status st, const char *call, int pe) {
+    if (st != GSHMEM_SUCCESS)
+        gshmemi_fatal("%s to PE %d: the remote transport failed (%s); see the message above", call,
+                      pe, gshmemi_status_str(st));
+}
+
+#define ROUTE(call, sym, n, pe, which) route(call, sym, n, pe, which, &tops, &tctx)
+
 static void copy_on(const char *call, void *dst, const void *src, size_t n, cudaStream_t st,
                     bool sync) {
     if (n == 0) return;
@@ -39,23 +69,39 @@ static void copy_on(const char *call, void *dst, const void *src, size_t n, cuda
 }
 
 void gshmemi_host_putmem(void *dest, const void *src, size_t n, int pe) {
-    char *d = peer_addr("gshmem_putmem", dest, n, pe, "dest");
+    const struct gshmemi_transport_ops *tops;
+    void *tctx;
+    char *d = ROUTE("gshmem_putmem", dest, n, pe, "dest");
+    if (!d) return remote_done(n ? tops->put(tctx, dest, src, n, pe) : 0, "gshmem_putmem", pe);
     copy_on("gshmem_putmem", d, src, n, (cudaStream_t)gshmemi_g.stream, true);
 }
 
 void gshmemi_host_getmem(void *dest, const void *src, size_t n, int pe) {
-    char *s = peer_addr("gshmem_getmem", src, n, pe, "source");
+    const struct gshmemi_transport_ops *tops;
+    void *tctx;
+    char *s = ROUTE("gshmem_getmem", src, n, pe, "source");
+    if (!s) return remote_done(n ? tops->get(tctx, dest, src, n, pe) : 0, "gshmem_getmem", pe);
     copy_on("gshmem_getmem", dest, s, n, (cudaStream_t)gshmemi_g.stream, true);
 }
 
 void gshmemx_putmem_on_stream(void *dest, const void *src, size_t n, int pe, gshmemx_stream_t st) {
-    char *d = peer_addr("gshmemx_putmem_on_stream", dest, n, pe, "dest");
-    copy_on("gshmemx_putmem_on_stream", d, src, n, (cudaStream_t)st, false);
+    const struct gshmemi_transport_ops *tops;
+    void *tctx;
+    const char *call = "gshmemx_putmem_on_stream";
+    char *d = ROUTE(call, dest, n, pe, "dest");
+    if (!d) return check_cuda(gshmemi_launch_remote(st, GSHMEMI_REMOTE_PUT, dest, src, n, NULL, 0, 0, pe), call,
+                              "kernel launch");
+    copy_on(call, d, src, n, (cudaStream_t)st, false);
 }
 
 void gshmemx_getmem_on_stream(void *dest, const void *src, size_t n, int pe, gshmemx_stream_t st) {
-    char *s = peer_addr("gshmemx_getmem_on_stream", src, n, pe, "source");
-    copy_on("gshmemx_getmem_on_stream", dest, s, n, (cudaStream_t)st, false);
+    const struct gshmemi_transport_ops *tops;
+    void *tctx;
+    const char *call = "gshmemx_getmem_on_stream";
+    char *s = ROUTE(call, src, n, pe, "source");
+    if (!s) return check_cuda(gshmemi_launch_remote(st, GSHMEMI_REMOTE_GET, (void *)src, dest, n, NULL, 0, 0, pe), call,
+                              "kernel launch");
+    copy_on(call, dest, s, n, (cudaStream_t)st, false);
 }
 
 /* Host puts complete before they return, so quiet only drains our own stream. */
@@ -70,7 +116,10 @@ void gshmemi_host_quiet(void) {
  * left to wait for: later work on the stream already sees the puts complete. */
 void gshmemx_quiet_on_stream(gshmemx_stream_t stream) {
     if (!gshmemi_g.initialized) gshmemi_fatal("gshmemx_quiet_on_stream: called before gshmem_init");
-    (void)stream;
+    /* remote PEs: what kernels posted to the proxy ring completes at a device quiet */
+    if (gshmemi_g.has_remote)
+        check_cuda(gshmemi_launch_remote(stream, GSHMEMI_REMOTE_QUIET, NULL, NULL, 0, NULL, 0, 0, 0),
+                   "gshmemx_quiet_on_stream", "kernel launch");
 }
 
 static void sync_internal(const char *call) {
@@ -100,11 +149,25 @@ static void strided_check(const char *call, ptrdiff_t dst, ptrdiff_t sst) {
         gshmemi_fatal("%s: strides must be >= 1 element (dst %td, sst %td)", call, dst, sst);
 }
 
+/* To a remote PE: one transfer per element (the transport has no strided operation). */
+static void remote_strided(const struct gshmemi_transport_ops *t, void *tctx, bool get, char *dest,
+                           const char *src, ptrdiff_t dst, ptrdiff_t sst, size_t n, size_t es, int pe,
+                           const char *call) {
+    for (size_t i = 0; i < n; i++) {
+        char *d = dest + i * (size_t)dst * es;
+        const char *sp = src + i * (size_t)sst * es;
+        remote_done(get ? t->get(tctx, d, sp, es, pe) : t->put(tctx, d, sp, es, pe), call, pe);
+    }
+}
+
 void gshmemi_host_iput(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t n,
                        size_t es, int pe, const char *call) {
+    const struct gshmemi_transport_ops *tops;
+    void *tctx;
     strided_check(call, dst, sst);
     if (n == 0) return;
-    char *d = peer_addr(call, dest, ((n - 1) * (size_t)dst + 1) * es, pe, "dest");
+    char *d = ROUTE(call, dest, ((n - 1) * (size_t)dst + 1) * es, pe, "dest");
+    if (!d) return remote_strided(tops, tctx, false, dest, src, dst, sst, n, es, pe, call);
     cudaStream_t st = (cudaStream_t)gshmemi_g.stream;
     check_cuda(cudaMemcpy2DAsync(d, (size_t)dst * es, src, (size_t)sst * es, es, n,
                                  cudaMemcpyDefault, st), call, "cudaMemcpy2DAsync");
@@ -113,9 +176,12 @@ void gshmemi_host_iput(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst
 
 void gshmemi_host_iget(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t n,
                        size_t es, int pe, const char *call) {
+    const struct gshmemi_transport_ops *tops;
+    void *tctx;
     strided_check(call, dst, sst);
     if (n == 0) return;
-    const char *sp = peer_addr(call, src, ((n - 1) * (size_t)sst + 1) * es, pe, "source");
+    const char *sp = ROUTE(call, src, ((n - 1) * (size_t)sst + 1) * es, pe, "source");
+    if (!sp) return remote_strided(tops, tctx, true, dest, src, dst, sst, n, es, pe, call);
     cudaStream_t st = (cudaStream_t)gshmemi_g.stream;
     check_cuda(cudaMemcpy2DAsync(dest, (size_t)dst * es, sp, (size_t)sst * es, es, n,
                                  cudaMemcpyDefault, st), call, "cudaMemcpy2DAsync");
@@ -133,9 +199,12 @@ static int sig_check(const char *call, int sig_op) {
  * at the target before the signal is. */
 void gshmemi_host_put_signal(void *dest, const void *src, size_t n, uint64_t *sig_addr,
                              uint64_t signal, int sig_op, int pe, const char *call) {
+    const struct gshmemi_transport_ops *tops;
+    void *tctx;
     sig_check(call, sig_op);
-    char *d = peer_addr(call, dest, n, pe, "dest");
-    uint64_t *sp = (uint64_t *)peer_addr(call, sig_addr, sizeof *sig_addr, pe, "sig_addr");
+    char *d = ROUTE(call, dest, n, pe, "dest");
+    uint64_t *sp = (uint64_t *)ROUTE(call, sig_addr, sizeof *sig_addr, pe, "sig_addr");
+    if (!d) return remote_done(tops->put_signal(tctx, dest, src, n, sig_addr, signal, sig_op, pe), call, pe);
     copy_on(call, d, src, n, (cudaStream_t)gshmemi_g.stream, true);
     check_cuda(gshmemi_launch_signal(gshmemi_g.stream, sp, signal, sig_op, 1), call, "kernel launch");
     check_cuda(cudaStreamSynchronize((cudaStream_t)gshmemi_g.stream), call, "cudaStreamSynchronize");
@@ -145,9 +214,14 @@ void gshmemi_host_put_signal(void *dest, const void *src, size_t n, uint64_t *si
 void gshmemx_putmem_signal_on_stream(void *dest, const void *src, size_t n, uint64_t *sig_addr,
                                      uint64_t signal, int sig_op, int pe, gshmemx_stream_t st) {
     const char *call = "gshmemx_putmem_signal_on_stream";
+    const struct gshmemi_transport_ops *tops;
+    void *tctx;
     sig_check(call, sig_op);
-    char *d = peer_addr(call, dest, n, pe, "dest");
-    uint64_t *sp = (uint64_t *)peer_addr(call, sig_addr, sizeof *sig_addr, pe, "sig_addr");
+    char *d = ROUTE(call, dest, n, pe, "dest");
+    uint64_t *sp = (uint64_t *)ROUTE(call, sig_addr, sizeof *sig_addr, pe, "sig_addr");
+    if (!d)
+        return check_cuda(gshmemi_launch_remote(st, GSHMEMI_REMOTE_PUT_SIGNAL, dest, src, n, sig_addr,
+                                                signal, sig_op, pe), call, "kernel launch");
     copy_on(call, d, src, n, (cudaStream_t)st, false);
     check_cuda(gshmemi_launch_signal(st, sp, signal, sig_op, 1), call, "kernel launch");
 }
@@ -155,8 +229,13 @@ void gshmemx_putmem_signal_on_stream(void *dest, const void *src, size_t n, uint
 void gshmemx_signal_op_on_stream(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
                                  gshmemx_stream_t st) {
     const char *call = "gshmemx_signal_op_on_stream";
+    const struct gshmemi_transport_ops *tops;
+    void *tctx;
     sig_check(call, sig_op);
-    uint64_t *sp = (uint64_t *)peer_addr(call, sig_addr, sizeof *sig_addr, pe, "sig_addr");
+    uint64_t *sp = (uint64_t *)ROUTE(call, sig_addr, sizeof *sig_addr, pe, "sig_addr");
+    if (!sp)
+        return check_cuda(gshmemi_launch_remote(st, GSHMEMI_REMOTE_SIGNAL, NULL, NULL, 0, sig_addr, signal,
+                                                sig_op, pe), call, "kernel launch");
     check_cuda(gshmemi_launch_signal(st, sp, signal, sig_op, 0), call, "kernel launch");
 }
 

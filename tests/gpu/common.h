@@ -105,6 +105,18 @@ static inline int summary(const char *name) {
 
 /* Fresh each run (clock-derived on PE 0, or GSHMEM_TEST_SEED to replay a failure) and equal
  * on every PE: PE 0 puts its value to all. Collective. */
+/* The node of `pe` when GSHMEM_NODES=K split this one machine's PEs (gshmrun --nodes K):
+ * consecutive ranks, as even as the count allows (bootstrap.c). 0 for every PE otherwise. */
+static inline int test_node_of(int pe, int np) {
+    const char *k = getenv("GSHMEM_NODES");
+    int parts = k ? atoi(k) : 0;
+    if (parts <= 1) return 0;
+    if (parts > np) parts = np;
+    return (int)((long long)pe * parts / np);
+}
+/* true when pe is on another node than this PE: reached by the remote transport */
+static inline bool test_is_remote(int me, int pe, int np) { return test_node_of(me, np) != test_node_of(pe, np); }
+
 static inline uint64_t agree_seed(void) {
     static uint64_t *sym;
     if (!sym) sym = (uint64_t *)gshmem_malloc(sizeof *sym);

@@ -130,6 +130,28 @@ else
   echo "SKIP channel: this build has no libfabric (the proxy transport)"
 fi
 
+if [ -x "$B/tests/gpu/test_channel" ]; then
+  # Across nodes on one machine: GSHMEM_NODES (gshmrun --nodes K) splits the PEs into nodes
+  # between which every byte takes the proxy transport (libfabric over loopback, staged GPU
+  # memory). 2 PEs as 2 nodes, and 4 PEs as 2 nodes x 2 (load/store inside a node, proxy
+  # between them, in one job).
+  echo "== across nodes: the proxy transport (GSHMEM_NODES=2, loopback) =="
+  export GSHMEM_FABRIC_IFACE=${GSHMEM_FABRIC_IFACE:-lo}
+  for t in test_heap test_rma test_sync test_host test_amo test_signal test_wait test_strided test_litmus; do
+    run "${t}_2nodes" 300 "$RUN" -n 2 --nodes 2 -t 280 "$B/tests/gpu/$t"
+    run "${t}_2x2" 300 "$RUN" -n 4 --nodes 2 -t 280 "$B/tests/gpu/$t"
+  done
+  run ring_2nodes 60 "$RUN" -n 2 --nodes 2 -t 50 "$B/examples/ring"
+  run ring_2x2 60 "$RUN" -n 4 --nodes 2 -t 50 "$B/examples/ring"
+  if command -v compute-sanitizer >/dev/null && [ -z "${SKIP_SANITIZER:-}" ]; then
+    run memcheck_rma_2nodes 400 "$RUN" -n 2 --nodes 2 -t 390 compute-sanitizer --error-exitcode 9 \
+        --print-limit 20 --tool memcheck "$B/tests/gpu/test_rma"
+  fi
+  unset GSHMEM_FABRIC_IFACE
+else
+  echo "SKIP across nodes: this build has no libfabric (the proxy transport)"
+fi
+
 echo "== several PEs on one GPU: MPS handling =="
 run mps_lifecycle 200 tests/gpu/test_mps.sh "$B" "$NGPU"
 

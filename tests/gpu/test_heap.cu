@@ -25,6 +25,9 @@ __global__ void write_through_ptr(int *obj, size_t n, int pe, int tag) {
     int *p = (int *)gshmem_ptr(obj, pe);
     for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p[i] = tag + (int)i;
 }
+__global__ void fill_tag(int *p, size_t n, int tag) {
+    for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p[i] = tag + (int)i;
+}
 __global__ void count_bad(const int *obj, size_t n, int tag, unsigned long long *bad) {
     for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         if (obj[i] != tag + (int)i) atomicAdd(bad, 1ull);
@@ -61,11 +64,22 @@ int main(void) {
     EXPECT(h1.in_use >= 12 * (40u << 20), "in_use %zu < 480 MiB", h1.in_use);
     printf("PE %d heap: base %p reserved %zu GiB mapped %zu MiB in use %zu MiB internal %zu B chunks %d\n",
            me, h1.base, h1.reserved >> 30, h1.mapped >> 20, h1.in_use >> 20, h1.internal, h1.n_chunks);
-    /* peers reach every chunk: write next's objects through gshmem_ptr, check locally */
+    /* peers reach every chunk: write next's objects through gshmem_ptr (a PE of another node:
+     * a local copy, then one 40 MiB host put through the remote transport), check locally */
+    bool remote_next = test_is_remote(me, next, np);
+    int *stage = NULL;
+    if (remote_next) CK(cudaMalloc((void **)&stage, 40u << 20));
     for (int i = 0; i < 12; i += 11) {
         size_t n = (40u << 20) / sizeof(int);
-        write_through_ptr<<<132, 512>>>((int *)objs[i], n, next, me * 1000 + i);
-        CK(cudaGetLastError());
+        if (remote_next) {
+            fill_tag<<<132, 512>>>(stage, n, me * 1000 + i);
+            CK(cudaGetLastError());
+            CK(cudaDeviceSynchronize());
+            gshmem_putmem(objs[i], stage, 40u << 20, next);
+        } else {
+            write_through_ptr<<<132, 512>>>((int *)objs[i], n, next, me * 1000 + i);
+            CK(cudaGetLastError());
+        }
         CK(cudaDeviceSynchronize());
         gshmem_barrier_all();
         *bad = 0;
@@ -75,7 +89,9 @@ int main(void) {
         gshmem_barrier_all();
     }
     EXPECT(gshmem_ptr(objs[0], me) == objs[0], "gshmem_ptr(x, me) != x");
-    EXPECT(np == 1 || gshmem_ptr(objs[0], next) != NULL, "gshmem_ptr to a NVLink peer is NULL");
+    cudaFree(stage);
+    if (remote_next) EXPECT(gshmem_ptr(objs[0], next) == NULL, "gshmem_ptr to a PE of another node is not NULL");
+    else EXPECT(np == 1 || gshmem_ptr(objs[0], next) != NULL, "gshmem_ptr to a NVLink peer is NULL");
     EXPECT(gshmem_ptr(objs[0], np) == NULL, "gshmem_ptr to PE n_pes is not NULL");
     EXPECT(gshmem_addr_accessible(objs[3], next), "addr_accessible(heap object, peer) is false");
     void *plain;

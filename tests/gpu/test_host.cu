@@ -11,7 +11,9 @@
  * PE stored. No host synchronization between rounds, so with programmatic dependent launch
  * the barrier kernel is resident while the writer still runs. The round number lives in
  * device memory (advanced by its own kernel), so a CUDA graph of one round replays with fresh
- * values. A stale word means the barrier let the reader past stores not yet performed. */
+ * values. A stale word means the barrier let the reader past stores not yet performed.
+ * With the next PE on another node (GSHMEM_NODES) the writer fills a local buffer and
+ * gshmemx_putmem_on_stream sends it through the remote transport, in stream order. */
 static __device__ __forceinline__ uint64_t word_of(uint64_t seed, uint64_t gen, int pe, uint64_t i) {
     uint64_t x = (seed + gen * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)pe << 56) ^ (i * 0xff51afd7ed558ccdull);
     x ^= x >> 31;
@@ -35,10 +37,13 @@ __global__ void ordered_advance(uint64_t *gen) { *gen += 1; }
 
 enum { SYNC_BARRIER_ON_STREAM, SYNC_TEAM_SYNC_ON_STREAM, SYNC_BARRIER_HOST };
 /* One round on stream st: write, sync, check, advance, sync. */
+static uint64_t *remote_stage;   /* the writer's local buffer when the next PE is remote */
+static int ordered_next;
 static void ordered_round(int how, cudaStream_t st, uint64_t *buf, uint64_t *peer, size_t n, uint64_t seed,
                           uint64_t *gen, int me, int prev, unsigned long long *bad) {
-    ordered_write<<<132, 512, 0, st>>>(peer, n, seed, gen, me);
+    ordered_write<<<132, 512, 0, st>>>(remote_stage ? remote_stage : peer, n, seed, gen, me);
     CK(cudaGetLastError());
+    if (remote_stage) gshmemx_putmem_on_stream(buf, remote_stage, n * 8, ordered_next, st);
     for (int k = 0; k < 2; k++) {
         if (how == SYNC_BARRIER_ON_STREAM) gshmemx_barrier_all_on_stream(st);
         else if (how == SYNC_TEAM_SYNC_ON_STREAM) {
@@ -58,8 +63,14 @@ static void test_stream_ordered_release(uint64_t seed, int me, int next, int pre
     const size_t n = (4u << 20) / 8 + 5;   /* 4 MiB and an odd tail */
     uint64_t *buf = (uint64_t *)gshmem_malloc(n * 8);
     uint64_t *peer = (uint64_t *)gshmem_ptr(buf, next);
-    EXPECT(peer != NULL, "gshmem_ptr(next) is NULL: the next PE is not load/store reachable");
-    if (!peer) { gshmem_free(buf); return; }
+    ordered_next = next;
+    if (test_is_remote(me, next, gshmem_n_pes())) {
+        EXPECT(peer == NULL, "gshmem_ptr(next) is not NULL for a PE of another node");
+        CK(cudaMalloc((void **)&remote_stage, n * 8));
+    } else {
+        EXPECT(peer != NULL, "gshmem_ptr(next) is NULL: the next PE is not load/store reachable");
+        if (!peer) { gshmem_free(buf); return; }
+    }
     uint64_t *gen;
     unsigned long long *bad;
     CK(cudaMalloc(&gen, 8));
@@ -67,7 +78,7 @@ static void test_stream_ordered_release(uint64_t seed, int me, int next, int pre
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     const char *names[] = {"barrier_all_on_stream", "team_sync_on_stream", "host barrier_all"};
-    const int rounds[] = {300, 300, 60};
+    const int rounds[] = {remote_stage ? 20 : 300, remote_stage ? 20 : 300, remote_stage ? 10 : 60};
     for (int how = 0; how < 3; how++) {
         CK(cudaMemset(gen, 0, 8));
         *bad = 0;
@@ -90,17 +101,20 @@ static void test_stream_ordered_release(uint64_t seed, int me, int next, int pre
     ordered_round(SYNC_BARRIER_ON_STREAM, st, buf, peer, n, seed, gen, me, prev, bad);
     CK(cudaStreamEndCapture(st, &g));
     CK(cudaGraphInstantiate(&ge, g, 0));
-    for (int rep = 0; rep < 300; rep++) CK(cudaGraphLaunch(ge, st));
+    const int reps = remote_stage ? 20 : 300;
+    for (int rep = 0; rep < reps; rep++) CK(cudaGraphLaunch(ge, st));
     CK(cudaStreamSynchronize(st));
     uint64_t gens = 0;
     CK(cudaMemcpy(&gens, gen, 8, cudaMemcpyDeviceToHost));
-    EXPECT(*bad == 0 && gens == 300, "graph-replayed write, barrier_all_on_stream, check: %llu stale words, %llu rounds ran",
+    EXPECT(*bad == 0 && gens == (uint64_t)reps, "graph-replayed write, barrier_all_on_stream, check: %llu stale words, %llu rounds ran",
            *bad, (unsigned long long)gens);
     CK(cudaGraphExecDestroy(ge));
     CK(cudaGraphDestroy(g));
     CK(cudaStreamDestroy(st));
     CK(cudaFree(gen));
     CK(cudaFreeHost(bad));
+    if (remote_stage) CK(cudaFree(remote_stage));
+    remote_stage = NULL;
     gshmem_barrier_all();
     gshmem_free(buf);
 }

@@ -7,6 +7,7 @@
 #define GSHMEM_DEVICE_AMO_H
 
 #include "state.h"
+#include "remote.h"
 
 /* Raw 32/64-bit atomics, X(bits, type, constraint). */
 #define GSHMEMI_AMO_SIZES(X) X(32, uint32_t, "r") X(64, uint64_t, "l")
@@ -58,7 +59,9 @@ GSHMEMI_DEV T gshmemi_amo(int op, T *dest, T value, T cond, int pe, const char *
     U v, c, r;
     memcpy(&v, &value, sizeof v);
     memcpy(&c, &cond, sizeof c);
-    if (op == GSHMEMI_AMO_FETCH) r = gshmemi_ld_relaxed(p);
+    if (!p) r = (U)gshmemi_remote_amo(op, op != GSHMEMI_AMO_SET, dest, (int)sizeof(T), (uint64_t)v,
+                                      (uint64_t)c, pe, call);
+    else if (op == GSHMEMI_AMO_FETCH) r = gshmemi_ld_relaxed(p);
     else if (op == GSHMEMI_AMO_SET) {
         gshmemi_st_relaxed(p, v);
         r = 0;
@@ -74,6 +77,10 @@ GSHMEMI_DEV void gshmemi_amo_nofetch(int op, T *dest, T value, int pe, const cha
     U *p = (U *)gshmemi_peer(dest, pe, sizeof(T), call);
     U v;
     memcpy(&v, &value, sizeof v);
+    if (!p) {
+        gshmemi_remote_amo(op, false, dest, (int)sizeof(T), (uint64_t)v, 0, pe, call);
+        return;
+    }
     gshmemi_red_raw(op, p, v);
 }
 

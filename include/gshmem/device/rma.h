@@ -8,16 +8,19 @@
 
 #include "state.h"
 #include "copy.h"
+#include "remote.h"
 
 template <class S, bool BLOCKING>
 GSHMEMI_DEV void gshmemi_put(void *dest, const void *src, size_t n, int pe, const char *call) {
     void *d = gshmemi_peer(dest, pe, n, call);
+    if (!d) return gshmemi_remote_rma<S, BLOCKING, false>(dest, src, n, pe, call);
     gshmemi_copy_group<false>(d, src, n, S::rank(), S::size());
     if (BLOCKING) S::sync();
 }
 template <class S, bool BLOCKING>
 GSHMEMI_DEV void gshmemi_get(void *dest, const void *src, size_t n, int pe, const char *call) {
     const void *sp = gshmemi_peer(src, pe, n, call);
+    if (!sp) return gshmemi_remote_rma<S, BLOCKING, true>((void *)src, dest, n, pe, call);
     gshmemi_copy_group<true>(dest, sp, n, S::rank(), S::size());
     if (BLOCKING) S::sync();
 }
@@ -49,9 +52,15 @@ GSHMEMI_DEV void gshmemi_strided(void *dest, const void *src, ptrdiff_t dst, ptr
     }
     if (GET) {
         const void *sp = gshmemi_peer(src, pe, ((n - 1) * sst + 1) * ES, call);
+        if (!sp)
+            return gshmemi_remote_strided<S, true, ES>((char *)dest, (const char *)src, dst, sst, n,
+                                                       pe, call);
         gshmemi_copy_strided<true, ES>(dest, sp, dst, sst, n, S::rank(), S::size());
     } else {
         void *dp = gshmemi_peer(dest, pe, ((n - 1) * dst + 1) * ES, call);
+        if (!dp)
+            return gshmemi_remote_strided<S, false, ES>((char *)dest, (const char *)src, dst, sst, n,
+                                                        pe, call);
         gshmemi_copy_strided<false, ES>(dp, src, dst, sst, n, S::rank(), S::size());
     }
     S::sync();
@@ -69,6 +78,28 @@ GSHMEMI_DEV void gshmemi_strided(void *dest, const void *src, ptrdiff_t dst, ptr
                                                          #iget_name);                        \
     }
 
+/* p/g: one store or load on the load/store path; the value travels inline to a remote PE. */
+template <typename T> GSHMEMI_DEV void gshmemi_rma_p(T *dest, T value, int pe, const char *call) {
+    T *d = gshmemi_peer(dest, pe, sizeof(T), call);
+    if (!d) {
+        typename gshmemi_uint<sizeof(T)>::t u;
+        memcpy(&u, &value, sizeof u);
+        return gshmemi_remote_p(dest, (uint64_t)u, (int)sizeof(T), pe, call);
+    }
+    gshmemi_st_relaxed(d, value);
+}
+template <typename T> GSHMEMI_DEV T gshmemi_rma_g(const T *src, int pe, const char *call) {
+    const T *sp = gshmemi_peer(src, pe, sizeof(T), call);
+    if (!sp) {
+        typename gshmemi_uint<sizeof(T)>::t u =
+            (typename gshmemi_uint<sizeof(T)>::t)gshmemi_remote_g(src, (int)sizeof(T), pe, call);
+        T v;
+        memcpy(&v, &u, sizeof v);
+        return v;
+    }
+    return gshmemi_ld_relaxed(sp);
+}
+
 #define GSHMEMI_DEF_TYPED(NAME, T)                                                           \
     GSHMEMI_FOR_SCOPES(GSHMEMI_DEF_TYPED_SCOPE, put, NAME, T)                                \
     GSHMEMI_FOR_SCOPES(GSHMEMI_DEF_TYPED_SCOPE, get, NAME, T)                                \
@@ -76,10 +107,10 @@ GSHMEMI_DEV void gshmemi_strided(void *dest, const void *src, ptrdiff_t dst, ptr
     GSHMEMI_DEF_STRIDED(warp, T, sizeof(T), gshmemx_##NAME##_iput_warp, gshmemx_##NAME##_iget_warp) \
     GSHMEMI_DEF_STRIDED(block, T, sizeof(T), gshmemx_##NAME##_iput_block, gshmemx_##NAME##_iget_block) \
     GSHMEMI_API void gshmemi_dev_##NAME##_p(T *dest, T value, int pe) {                      \
-        gshmemi_st_relaxed(gshmemi_peer(dest, pe, sizeof(T), "gshmem_" #NAME "_p"), value);  \
+        gshmemi_rma_p(dest, value, pe, "gshmem_" #NAME "_p");                                \
     }                                                                                        \
     GSHMEMI_API T gshmemi_dev_##NAME##_g(const T *src, int pe) {                             \
-        return gshmemi_ld_relaxed(gshmemi_peer(src, pe, sizeof(T), "gshmem_" #NAME "_g"));   \
+        return gshmemi_rma_g(src, pe, "gshmem_" #NAME "_g");                                 \
     }
 GSHMEM_RMA_TYPES(GSHMEMI_DEF_TYPED)
 

@@ -32,24 +32,29 @@ static __device__ __noinline__ void gshmemi_bad_sig_op(const char *call, int op)
                         call, op);
 }
 
-template <class S>
+template <class S, bool BLOCKING>
 GSHMEMI_DEV void gshmemi_put_signal(void *dest, const void *src, size_t n, uint64_t *sig_addr,
                                     uint64_t signal, int sig_op, int pe, const char *call) {
     void *d = gshmemi_peer(dest, pe, n, call);
     uint64_t *sp = gshmemi_peer(sig_addr, pe, sizeof(uint64_t), call);
     if ((unsigned)sig_op > GSHMEM_SIGNAL_ADD) gshmemi_bad_sig_op(call, sig_op);
+    if (!d)
+        return gshmemi_remote_put_signal<S, BLOCKING>(dest, src, n, sig_addr, signal, sig_op, pe,
+                                                      call);
     gshmemi_copy_group<false>(d, src, n, S::rank(), S::size());
     S::sync();
     if (S::rank() == 0) gshmemi_signal_release(sp, signal, sig_op);
 }
 
-/* putmem_signal in every scope (the blocking and _nbi forms are the same work: the group
- * barrier before the signal already makes the source reusable). */
+/* putmem_signal in every scope (for load/store peers the blocking and _nbi forms are the
+ * same work: the group barrier before the signal already makes the source reusable; to a
+ * remote PE the blocking form waits until the proxy has completed the transfer). */
 #define GSHMEMI_DEF_PUTMEM_SIGNAL(prefix, suffix, scope, blocking, unused)                   \
     GSHMEMI_API void prefix##putmem_signal##suffix(void *dest, const void *src, size_t nbytes, \
                                                    uint64_t *sig_addr, uint64_t signal,      \
                                                    int sig_op, int pe) {                     \
-        gshmemi_put_signal<gshmemi_scope_##scope>(dest, src, nbytes, sig_addr, signal, sig_op, \
+        gshmemi_put_signal<gshmemi_scope_##scope, blocking>(dest, src, nbytes, sig_addr, signal, \
+                                                            sig_op, \
                                                   pe, #prefix "putmem_signal" #suffix);      \
     }
 GSHMEMI_FOR_SCOPES(GSHMEMI_DEF_PUTMEM_SIGNAL, 0)
@@ -58,7 +63,7 @@ GSHMEMI_FOR_SCOPES(GSHMEMI_DEF_PUTMEM_SIGNAL, 0)
     GSHMEMI_API void prefix##NAME##_put_signal##suffix(T *dest, const T *src, size_t nelems, \
                                                        uint64_t *sig_addr, uint64_t signal,  \
                                                        int sig_op, int pe) {                 \
-        gshmemi_put_signal<gshmemi_scope_##scope>(dest, src, nelems * sizeof(T), sig_addr,   \
+        gshmemi_put_signal<gshmemi_scope_##scope, blocking>(dest, src, nelems * sizeof(T), sig_addr, \
                                                   signal, sig_op, pe,                        \
                                                   #prefix #NAME "_put_signal" #suffix);      \
     }
@@ -69,7 +74,7 @@ GSHMEM_RMA_TYPES(GSHMEMI_DEF_PUT_SIGNAL_T)
     GSHMEMI_API void prefix##put##BITS##_signal##suffix(void *dest, const void *src,         \
                                                         size_t nelems, uint64_t *sig_addr,   \
                                                         uint64_t signal, int sig_op, int pe) { \
-        gshmemi_put_signal<gshmemi_scope_##scope>(dest, src, nelems * (BITS / 8), sig_addr,  \
+        gshmemi_put_signal<gshmemi_scope_##scope, blocking>(dest, src, nelems * (BITS / 8), sig_addr, \
                                                   signal, sig_op, pe,                        \
                                                   #prefix "put" #BITS "_signal" #suffix);    \
     }
@@ -79,6 +84,7 @@ GSHMEM_SIZED_BITS(GSHMEMI_DEF_PUT_SIGNAL_S)
 GSHMEMI_DEV void gshmemi_dev_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {
     uint64_t *sp = gshmemi_peer(sig_addr, pe, sizeof(uint64_t), "gshmemx_signal_op");
     if ((unsigned)sig_op > GSHMEM_SIGNAL_ADD) gshmemi_bad_sig_op("gshmemx_signal_op", sig_op);
+    if (!sp) return gshmemi_remote_signal(sig_addr, signal, sig_op, pe, "gshmemx_signal_op");
     gshmemi_signal_relaxed(sp, signal, sig_op);
 }
 

@@ -9,7 +9,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define GSHMEMI_STATE_LAYOUT 2u
+#include "gshmem/proxy_desc.h"
+
+#define GSHMEMI_STATE_LAYOUT 3u
 
 /* Channels: a collective run by several blocks (the on-stream kernels for large messages)
  * gives each block its own flags and epoch counter, so blocks never wait for each other. */
@@ -59,6 +61,11 @@ typedef struct gshmemi_device_state {
     const gshmemi_team *teams; /* [teams_max] team table (device memory) */
     int32_t teams_max;
     int32_t pad1;
+    /* The remote channel: PEs with pe_slot -1 are reached through this PE's proxy ring
+     * (gshmem/device/remote.h); chan.slots == NULL when no PE is remote. */
+    gshmem_proxy_chan chan;
+    uint64_t *chan_seen;       /* GPU memory: a `retired` value already observed (quiet's
+                                  shortcut when nothing was posted since) */
 } gshmemi_device_state;
 
 #define GSHMEMI_STATE_VERSION ((GSHMEMI_STATE_LAYOUT << 16) | (uint32_t)sizeof(gshmemi_device_state))
@@ -138,8 +145,13 @@ static __device__ __noinline__ void gshmemi_bad_pe_msg(const char *call, int pe)
 }
 GSHMEMI_REPORTER(gshmemi_bad_pe, (const char *call, int pe), (call, pe))
 static __device__ __noinline__ void gshmemi_unreachable_pe_msg(const char *call, int pe) {
-    GSHMEMI_DEVICE_MSG("%s: PE %d is not reachable by load/store from PE %d and this build "
-                       "has no remote transport for it", call, pe, gshmemi_dstate.mype);
+    if (gshmemi_dstate.chan.slots)
+        GSHMEMI_DEVICE_MSG("%s: PE %d is on another node than PE %d, and this call has no remote "
+                           "form yet (collectives across nodes: docs/api.md)", call, pe,
+                           gshmemi_dstate.mype);
+    else
+        GSHMEMI_DEVICE_MSG("%s: PE %d is not reachable by load/store from PE %d and no remote "
+                           "transport serves it", call, pe, gshmemi_dstate.mype);
 }
 GSHMEMI_REPORTER(gshmemi_unreachable_pe, (const char *call, int pe), (call, pe))
 static __device__ __noinline__ void gshmemi_bad_addr_msg(const char *call, const void *p, size_t n) {
@@ -182,10 +194,12 @@ static __device__ __forceinline__ T *gshmemi_peer_known(T *p, int pe, const char
     return (T *)((char *)p + (size_t)slot * s->heap_window);
 }
 
-/* The address of symmetric object `p` on PE `pe`, as this GPU reaches it. Every check
- * (state version, PE range, and with GSHMEM_DEBUG=2 the heap range) is computed from
- * independent constant loads and tested by one branch: a p costs one round of loads, not
- * a chain of load-compare-branch steps (measured: 0.13 us of a 0.85 us ping-pong). */
+/* The address of symmetric object `p` on PE `pe`, as this GPU reaches it, or NULL when
+ * `pe` is remote (no load/store path): the caller then takes its out-of-line remote branch
+ * (gshmem/device/remote.h). Every check (state version, PE range, and with GSHMEM_DEBUG=2
+ * the heap range) is computed from independent constant loads and tested by one branch:
+ * a p costs one round of loads, not a chain of load-compare-branch steps (measured: 0.13 us
+ * of a 0.85 us ping-pong). */
 template <typename T>
 static __device__ __forceinline__ T *gshmemi_peer(T *p, int pe, size_t n, const char *call) {
     const gshmemi_device_state *s = &gshmemi_dstate;
@@ -194,7 +208,9 @@ static __device__ __forceinline__ T *gshmemi_peer(T *p, int pe, size_t n, const 
     bool bad = (s->version != GSHMEMI_STATE_VERSION) | ((unsigned)pe >= (unsigned)s->npes) |
                ((s->debug >= 2) & out);
     if (bad) gshmemi_bad_call(call, pe, p, n);
-    return gshmemi_peer_known(p, pe, call);
+    int slot = gshmemi_slot_of(s, pe);
+    if (slot < 0) return (T *)0;
+    return (T *)((char *)p + (size_t)slot * s->heap_window);
 }
 #endif /* __CUDACC__ */
 

@@ -6,6 +6,7 @@
 
 #include "state.h"
 #include "copy.h"
+#include "remote.h"
 
 /* quiet: every put this thread issued is ordered before whatever it does next, at system
  * scope: a later p/signal of a flag is a release of the data. For load/store peers fence
@@ -13,15 +14,28 @@
  * once fenced). Warp/block forms: first gather the group (so the other threads' stores
  * precede, by the barrier), then each thread fences, so a flag written next by any thread
  * of the group is a release for the whole group's data. */
-GSHMEMI_DEV void gshmemi_dev_quiet(void) { gshmemi_fence_acq_rel_sys(); }
-GSHMEMI_DEV void gshmemi_dev_fence(void) { gshmemi_fence_acq_rel_sys(); }
+/* With remote PEs (a ring exists) quiet also waits for the ring and fence posts a FENCE
+ * descriptor: one constant load and a branch when the job has none. */
+GSHMEMI_DEV void gshmemi_quiet_remote_part(const char *call) {
+    if (gshmemi_dstate.chan.slots) gshmemi_remote_quiet(call);
+}
+GSHMEMI_DEV void gshmemi_dev_quiet(void) {
+    gshmemi_fence_acq_rel_sys();
+    gshmemi_quiet_remote_part("gshmem_quiet");
+}
+GSHMEMI_DEV void gshmemi_dev_fence(void) {
+    gshmemi_fence_acq_rel_sys();
+    if (gshmemi_dstate.chan.slots) gshmemi_remote_fence("gshmem_fence");
+}
 GSHMEMI_DEV void gshmemx_quiet_warp(void) {
     __syncwarp();
     gshmemi_fence_acq_rel_sys();
+    gshmemi_quiet_remote_part("gshmemx_quiet_warp");
 }
 GSHMEMI_DEV void gshmemx_quiet_block(void) {
     __syncthreads();
     gshmemi_fence_acq_rel_sys();
+    gshmemi_quiet_remote_part("gshmemx_quiet_block");
 }
 GSHMEMI_DEV void gshmemx_fence_warp(void) { gshmemx_quiet_warp(); }
 GSHMEMI_DEV void gshmemx_fence_block(void) { gshmemx_quiet_block(); }
@@ -269,6 +283,7 @@ GSHMEMI_DEV void gshmemi_dev_pe_quiet(const int *target_pes, size_t npes) {
         for (size_t i = 0; i < npes; i++)
             if ((unsigned)target_pes[i] >= (unsigned)s->npes) gshmemi_bad_pe("gshmem_pe_quiet", target_pes[i]);
     gshmemi_fence_acq_rel_sys();
+    gshmemi_quiet_remote_part("gshmem_pe_quiet");
 }
 
 /* ---- barrier_all and team rounds: arrival counts ---------------------------------------- */
@@ -292,9 +307,40 @@ GSHMEMI_DEV void gshmemi_dev_pe_quiet(const int *target_pes, size_t npes) {
  * completes, which a stream-ordered launch waits for, and so does griddepcontrol.wait under
  * programmatic dependent launch (gshmemi_pdl_enter; "completed, and all memory operations
  * performed and made visible"). The fence (0.59 us on H200) would order nothing more. */
+/* The count round of a job with remote PEs (out of line): the leader first quiets the ring
+ * (every earlier remote operation complete: the round is also a quiet), then each member's
+ * cell is bumped by a load/store reduction or, on another node, a SIGNAL ADD descriptor. */
+template <class S, class Cell>
+GSHMEMI_REMOTE void gshmemi_count_round_remote(int m, int me, uint64_t *count, const uint64_t *row,
+                                               Cell cell, const char *call) {
+    const int rank = (int)S::rank(), size = (int)S::size();
+    gshmemi_fence_acq_rel_sys();
+    if (rank == 0) gshmemi_remote_quiet(call);
+    S::sync();
+    for (int j = rank; j < m; j += size) {
+        if (j == me) continue;
+        uint64_t *sym = cell.sym(j);
+        int pe = cell.pe(j);
+        uint64_t *p = gshmemi_peer(sym, pe, sizeof(uint64_t), call);
+        if (p) asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;" ::"l"(p) : "memory");
+        else gshmemi_remote_signal(sym, 1, GSHMEM_SIGNAL_ADD, pe, call);
+    }
+    uint64_t e = 0;
+    if (rank == 0) {
+        e = *(volatile uint64_t *)count + 1;
+        *(volatile uint64_t *)count = e;
+    }
+    e = S::bcast0(e);
+    for (int j = rank; j < m; j += size)
+        if (j != me) gshmemi_wait(row + j, GSHMEM_CMP_GE, e, call);
+    S::sync();
+}
+
 template <class S, bool FENCE = true, class Cell>
 GSHMEMI_DEV void gshmemi_count_round(int m, int me, uint64_t *count, const uint64_t *row,
                                      const Cell &cell, const char *call) {
+    if (gshmemi_dstate.chan.slots)
+        return gshmemi_count_round_remote<S, Cell>(m, me, count, row, cell, call);
     const int rank = (int)S::rank(), size = (int)S::size();
     if (rank < m) {   /* (a lone PE still fences: barrier_all is also a quiet) */
         const int j0 = rank == me ? rank + size : rank;
@@ -324,8 +370,11 @@ struct gshmemi_world_cell {
     const gshmemi_device_state *s;
     const char *call;
     __device__ __forceinline__ uint64_t *operator()(int pe) const {
-        return gshmemi_peer(s->sync_flags + s->mype, pe, sizeof(uint64_t), call);
+        return gshmemi_peer_known(s->sync_flags + s->mype, pe, call);
     }
+    /* the remote round's view: the symmetric cell and the member's PE */
+    __device__ __forceinline__ uint64_t *sym(int pe) const { return s->sync_flags + s->mype; }
+    __device__ __forceinline__ int pe(int j) const { return j; }
 };
 template <class S, bool FENCE = true> GSHMEMI_DEV void gshmemi_barrier_all_t(const char *call) {
     const gshmemi_device_state *s = gshmemi_st(call);

@@ -97,6 +97,10 @@ struct gshmemi_team_cells {
     __device__ __forceinline__ uint64_t *operator()(int j) const {
         return gshmemi_team_cell(t, c, j, t->my_idx, call);
     }
+    __device__ __forceinline__ uint64_t *sym(int j) const {
+        return t->flags + (size_t)c * t->size + t->my_idx;
+    }
+    __device__ __forceinline__ int pe(int j) const { return gshmemi_team_pe(t, j); }
 };
 
 /* One round on channel c of the team: a count round (sync.h) over the members, on row c of

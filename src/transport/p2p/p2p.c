@@ -71,7 +71,9 @@ static gshmemi_status p2p_init(gshmemi_state *s, void **tctx, bool *reach) {
         if (pe != s->mype) GSHMEMI_CHECK(check_peer_access(s, pe));
         reach[pe] = true;
     }
-    GSHMEMI_CHECK(gshmemi_fdpass_open(&c->fp, b->job_id, b->local_rank, b->local_size));
+    /* the socket names carry the node: GSHMEM_NODES may make several nodes of one host */
+    GSHMEMI_CHECK(gshmemi_fdpass_open(&c->fp, b->job_id + (uint64_t)b->node_id * 0x9e3779b97f4a7c15ull,
+                                      b->local_rank, b->local_size));
     /* every local socket must exist before the first exchange sends to it */
     return b->ops->barrier(b);
 }
@@ -146,8 +148,10 @@ static void p2p_finalize(gshmemi_state *s, void *tctx) {
     free(c);
 }
 
+extern const struct gshmemi_transport_ops gshmemi_transport_p2p;
 const struct gshmemi_transport_ops gshmemi_transport_p2p = {
     .name = "p2p",
+    .load_store = true,
     .init = p2p_init,
     .chunk_added = p2p_chunk_added,
     .finalize = p2p_finalize,

@@ -199,6 +199,11 @@ void gshmemi_proxy_stop(gshmemi_proxy *x) {
     __atomic_store_n(&x->thread_started, 0, __ATOMIC_RELEASE);
 }
 
+void gshmemi_proxy_set_heap(gshmemi_proxy *x, void *heap_base, size_t heap_size) {
+    x->p.heap_base = heap_base;   /* fixed once set: only the size changes while the thread runs */
+    __atomic_store_n(&x->p.heap_size, heap_size, __ATOMIC_RELEASE);
+}
+
 /* ---- host-initiated operations (through the host ring) ----------------------------- */
 static gshmemi_status host_op(gshmemi_proxy *x, const char *call, gshmem_proxy_desc *d, uint64_t *value) {
     if (!__atomic_load_n(&x->thread_started, __ATOMIC_ACQUIRE)) {

@@ -38,6 +38,9 @@ typedef struct gshmemi_proxy_memops {
     int (*atomic)(void *ctx, void *dev_addr, int op, size_t size, uint64_t operand,
                   uint64_t compare, uint64_t *old);
     int (*signal)(void *ctx, uint64_t *dev_addr, int sig_op, uint64_t value);
+    /* may be NULL: page-lock the staging buffers for fast copies (unpin before they are freed) */
+    void (*pin)(void *ctx, void *host, size_t n);
+    void (*unpin)(void *ctx, void *host);
 } gshmemi_proxy_memops;
 
 typedef struct gshmemi_proxy_params {
@@ -85,6 +88,9 @@ gshmemi_status gshmemi_proxy_signal(gshmemi_proxy *x, uint64_t *sig_sym, uint64_
                                     int sig_op, int pe);
 gshmemi_status gshmemi_proxy_put_signal(gshmemi_proxy *x, void *dst_sym, const void *src, size_t n,
                                         uint64_t *sig_sym, uint64_t value, int sig_op, int pe);
+/* The symmetric range descriptors may name grows with the heap (collective growth: every PE
+ * sets the same range before any PE uses it). */
+void gshmemi_proxy_set_heap(gshmemi_proxy *x, void *heap_base, size_t heap_size);
 /* Every host operation issued before is complete. */
 gshmemi_status gshmemi_proxy_quiet(gshmemi_proxy *x);
 

@@ -56,7 +56,8 @@ void gshmemi_pring_destroy(pring *g) {
 }
 
 bool gshmemi_heap_range(const gshmemi_proxy *x, uint64_t a, uint64_t n) {
-    uint64_t base = (uint64_t)(uintptr_t)x->p.heap_base, size = x->p.heap_size;
+    uint64_t base = (uint64_t)(uintptr_t)x->p.heap_base;
+    uint64_t size = __atomic_load_n(&x->p.heap_size, __ATOMIC_ACQUIRE);   /* grows (set_heap) */
     return a >= base && n <= size && a - base <= size - n;
 }
 

@@ -120,6 +120,7 @@ gshmemi_status gshmemi_staged_open(gshmemi_proxy *x) {
     s->credits = calloc((size_t)n, sizeof *s->credits);
     if (!s->bufs || !s->credits || posix_memalign((void **)&s->slab, 4096, s->n_bufs * s->bufsz))
         return GSHMEM_ERR_NO_MEMORY;
+    if (x->p.mem.pin) x->p.mem.pin(x->p.mem.ctx, s->slab, s->n_bufs * s->bufsz);
     GSHMEMI_CHECK(gshmemi_fab_register(x, s->slab, s->n_bufs * s->bufsz, FI_SEND | FI_RECV,
                                        gshmemi_fab_random_key(x), &x->fab.stage_mr, "staging buffers"));
     s->desc = fi_mr_desc(x->fab.stage_mr);
@@ -137,6 +138,7 @@ gshmemi_status gshmemi_staged_open(gshmemi_proxy *x) {
 void gshmemi_staged_close(gshmemi_proxy *x) {
     struct staged *s = x->st;
     if (!s) return;
+    if (s->slab && x->p.mem.unpin) x->p.mem.unpin(x->p.mem.ctx, s->slab);
     free(s->slab);
     free(s->bufs);
     free(s->credits);

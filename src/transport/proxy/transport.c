@@ -1,0 +1,248 @@
+/* The proxy transport as the library sees it: the ops table entry that reaches the PEs of
+ * other nodes. It creates this PE's proxy (libfabric endpoint, address exchange) on the first
+ * heap chunk, one descriptor ring for the GPU (slots, control words and ring-owned completion
+ * slots in pinned host memory mapped to the GPU; the producers' ticket counter in GPU memory),
+ * starts the proxy thread, and gives the device state the channel. Staged mode reaches the
+ * GPU heap through the memory operations below (CUDA copies on a stream of the proxy's own,
+ * and one-thread atomic kernels, so atomics stay atomic with the GPU's own). The proxy
+ * itself (the other files of this folder) names no CUDA. */
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "proxy.h"
+#include "gshmem/device/state.h"
+
+typedef struct proxy_tctx {
+    gshmemi_proxy *x;
+    gshmem_proxy_chan host_chan;  /* the ring as the proxy sees it (host addresses) */
+    gshmem_proxy_chan dev_chan;   /* the same ring as the GPU sees it */
+    void *ring_mem;               /* host registration of the ring (slots .. rets) */
+    size_t ring_bytes;
+    uint64_t *d_words;            /* GPU memory: [0] producers' tail, [1] chan_seen */
+    int cuda_dev;
+    cudaStream_t stream;          /* the proxy thread's copies and atomic kernels */
+    uint64_t *amo_out;            /* pinned, mapped: an atomic kernel's old value */
+    uint64_t *d_amo_out;
+    bool remote_any;
+} proxy_tctx;
+
+/* ---- memory operations of staged mode (proxy thread only) ----------------------------- */
+static __thread int thread_bound = -1;
+
+static int bind_thread(proxy_tctx *c) {
+    if (thread_bound == c->cuda_dev) return 0;
+    if (cudaSetDevice(c->cuda_dev) != cudaSuccess) return GSHMEM_ERR_INTERNAL;
+    thread_bound = c->cuda_dev;
+    return 0;
+}
+
+static int mem_fail(const char *what, cudaError_t e) {
+    gshmemi_error("proxy: %s failed: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
+    return GSHMEM_ERR_INTERNAL;
+}
+
+static int mem_copy_to(void *ctx, void *dst_dev, const void *src_host, size_t n) {
+    proxy_tctx *c = ctx;
+    if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
+    cudaError_t e = cudaMemcpyAsync(dst_dev, src_host, n, cudaMemcpyDefault, c->stream);
+    return e == cudaSuccess ? 0 : mem_fail("copy into GPU memory (cudaMemcpyAsync)", e);
+}
+
+static int mem_flush(void *ctx) {
+    proxy_tctx *c = ctx;
+    if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
+    cudaError_t e = cudaStreamSynchronize(c->stream);
+    return e == cudaSuccess ? 0 : mem_fail("completing copies into GPU memory (cudaStreamSynchronize)", e);
+}
+
+static int mem_copy_from(void *ctx, void *dst_host, const void *src_dev, size_t n) {
+    proxy_tctx *c = ctx;
+    if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
+    cudaError_t e = cudaMemcpyAsync(dst_host, src_dev, n, cudaMemcpyDefault, c->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
+    return e == cudaSuccess ? 0 : mem_fail("copy from GPU memory (cudaMemcpyAsync)", e);
+}
+
+/* One system-scope atomic by a one-thread kernel: atomic with the GPU's own atomics on the
+ * location (they all meet in its L2), like the host forms of the atomics (amo.c). */
+static int mem_atomic(void *ctx, void *dev_addr, int op, size_t size, uint64_t operand, uint64_t compare,
+                      uint64_t *old) {
+    proxy_tctx *c = ctx;
+    if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
+    cudaError_t e = (cudaError_t)gshmemi_launch_amo(c->stream, op, size, dev_addr, operand, compare, c->d_amo_out);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
+    if (e != cudaSuccess) return mem_fail("atomic on GPU memory (one-thread kernel)", e);
+    *old = *(volatile uint64_t *)c->amo_out;
+    return 0;
+}
+
+/* Release-ordered after every earlier copy of this stream (the proxy flushed them too). */
+static int mem_signal(void *ctx, uint64_t *dev_addr, int sig_op, uint64_t value) {
+    proxy_tctx *c = ctx;
+    if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
+    cudaError_t e = (cudaError_t)gshmemi_launch_signal(c->stream, dev_addr, value, sig_op, 1);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
+    return e == cudaSuccess ? 0 : mem_fail("signal update in GPU memory (one-thread kernel)", e);
+}
+
+static void mem_pin(void *ctx, void *host, size_t n) {
+    proxy_tctx *c = ctx;
+    if (bind_thread(c)) return;
+    if (cudaHostRegister(host, n, cudaHostRegisterDefault) != cudaSuccess) {
+        cudaGetLastError();   /* not fatal: copies of pageable memory are slower, not wrong */
+        gshmemi_info("proxy: page-locking %zu bytes of staging buffers failed; copies stay pageable", n);
+    }
+}
+
+static void mem_unpin(void *ctx, void *host) {
+    (void)ctx;
+    if (cudaHostUnregister(host) != cudaSuccess) cudaGetLastError();
+}
+
+/* ---- the ops ------------------------------------------------------------------------- */
+static gshmemi_status allgather_boot(void *ctx, const void *in, void *out, size_t len) {
+    gshmemi_bootstrap *b = ctx;
+    return b->ops->allgather(b, in, out, len);
+}
+
+static gshmemi_status proxy_init(gshmemi_state *s, void **tctx, bool *reach) {
+    const gshmemi_bootstrap *b = &s->boot;
+    *tctx = NULL;
+    if (b->n_nodes <= 1) return GSHMEM_SUCCESS;   /* every PE is a load/store peer */
+    proxy_tctx *c = calloc(1, sizeof *c);
+    if (!c) return GSHMEM_ERR_NO_MEMORY;
+    *tctx = c;
+    c->cuda_dev = s->cuda_dev;
+    for (int pe = 0; pe < s->npes; pe++)
+        if (b->node_of[pe] != b->node_id) {
+            reach[pe] = true;
+            c->remote_any = true;
+        }
+    return GSHMEM_SUCCESS;
+}
+
+/* The first chunk: the heap base is known, so the proxy (collective) and its GPU ring are
+ * made and the thread starts; later chunks widen the range descriptors may name. */
+static gshmemi_status proxy_chunk_added(gshmemi_state *s, void *tctx, const gshmemi_chunk *ch) {
+    proxy_tctx *c = tctx;
+    (void)ch;
+    if (!c) return GSHMEM_SUCCESS;
+    if (c->x) {
+        gshmemi_proxy_set_heap(c->x, s->heap.base, s->heap.mapped);
+        return GSHMEM_SUCCESS;
+    }
+    int lo = 0, hi = 0;
+    GSHMEMI_CUDA(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    GSHMEMI_CUDA(cudaStreamCreateWithPriority(&c->stream, cudaStreamNonBlocking, hi));
+    GSHMEMI_CUDA(cudaHostAlloc((void **)&c->amo_out, sizeof *c->amo_out, cudaHostAllocMapped));
+    GSHMEMI_CUDA(cudaHostGetDevicePointer((void **)&c->d_amo_out, c->amo_out, 0));
+    GSHMEMI_CUDA(cudaMalloc((void **)&c->d_words, 2 * sizeof(uint64_t)));
+    GSHMEMI_CUDA(cudaMemset(c->d_words, 0, 2 * sizeof(uint64_t)));
+    gshmemi_proxy_params p = {
+        .mype = s->mype,
+        .npes = s->npes,
+        .allgather = allgather_boot,
+        .allgather_ctx = &s->boot,
+        .heap_base = s->heap.base,
+        .heap_size = s->heap.mapped,
+        .heap_is_device = true,
+        .single_host = s->boot.n_hosts == 1,
+        .mode = GSHMEMI_PROXY_AUTO,
+        .mem = {.ctx = c, .copy_to = mem_copy_to, .copy_from = mem_copy_from, .flush = mem_flush,
+                .atomic = mem_atomic, .signal = mem_signal, .pin = mem_pin, .unpin = mem_unpin},
+    };
+    GSHMEMI_CHECK(gshmemi_proxy_create(&p, &c->x));
+    GSHMEMI_CHECK(gshmemi_proxy_ring(c->x, 0, c->d_words, true, &c->host_chan));
+    /* the ring's slots, control words and completion slots are one host allocation */
+    c->ring_mem = c->host_chan.slots;
+    c->ring_bytes = (size_t)c->host_chan.n_slots * (sizeof(gshmem_proxy_desc) + sizeof(gshmem_proxy_ret)) +
+                    sizeof(gshmem_proxy_ctrl);
+    GSHMEMI_CUDA(cudaHostRegister(c->ring_mem, c->ring_bytes, cudaHostRegisterMapped));
+    char *d_mem = NULL;
+    GSHMEMI_CUDA(cudaHostGetDevicePointer((void **)&d_mem, c->ring_mem, 0));
+    c->dev_chan = c->host_chan;
+    c->dev_chan.slots = (gshmem_proxy_desc *)d_mem;
+    c->dev_chan.ctrl = (gshmem_proxy_ctrl *)(d_mem + ((char *)c->host_chan.ctrl - (char *)c->ring_mem));
+    c->dev_chan.rets = (gshmem_proxy_ret *)(d_mem + ((char *)c->host_chan.rets - (char *)c->ring_mem));
+    c->dev_chan.tail = c->d_words;
+    GSHMEMI_CHECK(gshmemi_proxy_start(c->x));
+    char what[256];
+    snprintf(what, sizeof what, "%s, %s mode, address %s", gshmemi_proxy_provider(c->x),
+             gshmemi_proxy_mode(c->x) == GSHMEMI_PROXY_STAGED ? "staged" : "direct",
+             gshmemi_proxy_address(c->x));
+    gshmemi_info("proxy transport: %s; %llu-slot ring", what, (unsigned long long)c->host_chan.n_slots);
+    return GSHMEM_SUCCESS;
+}
+
+static gshmemi_status proxy_fill_device(gshmemi_state *s, void *tctx, gshmemi_device_state *d) {
+    proxy_tctx *c = tctx;
+    (void)s;
+    if (!c || !c->x) return GSHMEM_SUCCESS;
+    d->chan = c->dev_chan;
+    d->chan_seen = c->d_words + 1;
+    return GSHMEM_SUCCESS;
+}
+
+static gshmemi_status host_put(void *tctx, void *dst_sym, const void *src, size_t n, int pe) {
+    return gshmemi_proxy_put(((proxy_tctx *)tctx)->x, dst_sym, src, n, pe);
+}
+static gshmemi_status host_get(void *tctx, void *dst, const void *src_sym, size_t n, int pe) {
+    return gshmemi_proxy_get(((proxy_tctx *)tctx)->x, dst, src_sym, n, pe);
+}
+static gshmemi_status host_amo(void *tctx, int op, size_t size, void *dst_sym, uint64_t value, uint64_t cond,
+                               int pe, uint64_t *old) {
+    return gshmemi_proxy_amo(((proxy_tctx *)tctx)->x, op, size, dst_sym, value, cond, pe, old);
+}
+static gshmemi_status host_signal(void *tctx, uint64_t *sig_sym, uint64_t value, int sig_op, int pe) {
+    return gshmemi_proxy_signal(((proxy_tctx *)tctx)->x, sig_sym, value, sig_op, pe);
+}
+static gshmemi_status host_put_signal(void *tctx, void *dst_sym, const void *src, size_t n, uint64_t *sig_sym,
+                                      uint64_t value, int sig_op, int pe) {
+    return gshmemi_proxy_put_signal(((proxy_tctx *)tctx)->x, dst_sym, src, n, sig_sym, value, sig_op, pe);
+}
+
+static void proxy_describe(void *tctx, char *buf, size_t len) {
+    proxy_tctx *c = tctx;
+    if (!c || !c->x) {
+        snprintf(buf, len, "proxy: not used (one node)");
+        return;
+    }
+    snprintf(buf, len, "proxy: %s, %s mode", gshmemi_proxy_provider(c->x),
+             gshmemi_proxy_mode(c->x) == GSHMEMI_PROXY_STAGED ? "staged" : "direct");
+}
+
+static void proxy_finalize(gshmemi_state *s, void *tctx) {
+    proxy_tctx *c = tctx;
+    (void)s;
+    if (!c) return;
+    /* the GPU is done with the ring (finalize synchronized); the proxy frees it */
+    if (c->ring_mem) cudaHostUnregister(c->ring_mem);
+    if (c->x) {
+        gshmemi_status st = gshmemi_proxy_error(c->x, NULL);
+        if (gshmemi_proxy_finalize(c->x) != GSHMEM_SUCCESS && !st)
+            gshmemi_warn("gshmem_finalize: the proxy transport did not finalize cleanly");
+    }
+    if (c->d_words) cudaFree(c->d_words);
+    if (c->amo_out) cudaFreeHost(c->amo_out);
+    if (c->stream) cudaStreamDestroy(c->stream);
+    free(c);
+}
+
+extern const struct gshmemi_transport_ops gshmemi_transport_proxy;
+const struct gshmemi_transport_ops gshmemi_transport_proxy = {
+    .name = "proxy",
+    .load_store = false,
+    .init = proxy_init,
+    .chunk_added = proxy_chunk_added,
+    .fill_device = proxy_fill_device,
+    .put = host_put,
+    .get = host_get,
+    .amo = host_amo,
+    .signal = host_signal,
+    .put_signal = host_put_signal,
+    .describe = proxy_describe,
+    .finalize = proxy_finalize,
+};

@@ -1,0 +1,16 @@
+/* The transports built into this library, in the order the core asks them which PEs they
+ * reach (the first that reaches a PE serves it). The only file that names them. */
+#include "internal.h"
+
+extern const struct gshmemi_transport_ops gshmemi_transport_p2p;
+#ifdef GSHMEMI_HAVE_PROXY
+extern const struct gshmemi_transport_ops gshmemi_transport_proxy;
+#endif
+
+const struct gshmemi_transport_ops *const gshmemi_transports[] = {
+    &gshmemi_transport_p2p,
+#ifdef GSHMEMI_HAVE_PROXY
+    &gshmemi_transport_proxy,
+#endif
+    NULL,
+};
