@@ -76,8 +76,10 @@ echo "built in $(( $(date +%s) - t0 )) s"
 $B/tools/gshmem-info --gpus | sed -n '1,4p;/GPUs/,$p'
 
 if [ "$what" = all ] || [ "$what" = tests ]; then
-  echo "== unit tests =="
-  timeout 300 meson test -C $B --suite unit --print-errorlogs 2>&1 | tail -12
+  if [ -z "${SKIP_UNIT:-}" ]; then   # SKIP_UNIT=1 (with GPU_TESTS=REGEX): a focused rerun
+    echo "== unit tests =="
+    timeout 300 meson test -C $B --suite unit --print-errorlogs 2>&1 | tail -12
+  fi
   echo "== GPU tests =="
   timeout 1500 tests/gpu/run_gpu_tests.sh $B $N 2>&1 | tee "$L/gpu-tests.log"
 fi
