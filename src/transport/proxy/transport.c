@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 #include "proxy.h"
@@ -39,6 +40,21 @@ static int bind_thread(proxy_tctx *c) {
     return 0;
 }
 
+/* A memory operation that blocks the proxy for long stalls every peer it serves: say so. */
+static double mono_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+#define TIMED(what, expr)                                                                     \
+    ({                                                                                        \
+        double t0_ = mono_s();                                                                \
+        cudaError_t e_ = (expr);                                                              \
+        double dt_ = mono_s() - t0_;                                                          \
+        if (dt_ > 1.0) gshmemi_warn("proxy: %s took %.1f s (the proxy serves nothing meanwhile)", what, dt_); \
+        e_;                                                                                   \
+    })
+
 static int mem_fail(const char *what, cudaError_t e) {
     gshmemi_error("proxy: %s failed: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
     return GSHMEM_ERR_INTERNAL;
@@ -47,22 +63,24 @@ static int mem_fail(const char *what, cudaError_t e) {
 static int mem_copy_to(void *ctx, void *dst_dev, const void *src_host, size_t n) {
     proxy_tctx *c = ctx;
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    cudaError_t e = cudaMemcpyAsync(dst_dev, src_host, n, cudaMemcpyDefault, c->stream);
+    cudaError_t e = TIMED("cudaMemcpyAsync into GPU memory",
+                          cudaMemcpyAsync(dst_dev, src_host, n, cudaMemcpyDefault, c->stream));
     return e == cudaSuccess ? 0 : mem_fail("copy into GPU memory (cudaMemcpyAsync)", e);
 }
 
 static int mem_flush(void *ctx) {
     proxy_tctx *c = ctx;
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    cudaError_t e = cudaStreamSynchronize(c->stream);
+    cudaError_t e = TIMED("cudaStreamSynchronize after copies", cudaStreamSynchronize(c->stream));
     return e == cudaSuccess ? 0 : mem_fail("completing copies into GPU memory (cudaStreamSynchronize)", e);
 }
 
 static int mem_copy_from(void *ctx, void *dst_host, const void *src_dev, size_t n) {
     proxy_tctx *c = ctx;
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    cudaError_t e = cudaMemcpyAsync(dst_host, src_dev, n, cudaMemcpyDefault, c->stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
+    cudaError_t e = TIMED("cudaMemcpyAsync from GPU memory",
+                          cudaMemcpyAsync(dst_host, src_dev, n, cudaMemcpyDefault, c->stream));
+    if (e == cudaSuccess) e = TIMED("cudaStreamSynchronize after a copy", cudaStreamSynchronize(c->stream));
     return e == cudaSuccess ? 0 : mem_fail("copy from GPU memory (cudaMemcpyAsync)", e);
 }
 
@@ -72,8 +90,9 @@ static int mem_atomic(void *ctx, void *dev_addr, int op, size_t size, uint64_t o
                       uint64_t *old) {
     proxy_tctx *c = ctx;
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    cudaError_t e = (cudaError_t)gshmemi_launch_amo(c->stream, op, size, dev_addr, operand, compare, c->d_amo_out);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
+    cudaError_t e = TIMED("atomic kernel launch", (cudaError_t)gshmemi_launch_amo(c->stream, op, size, dev_addr,
+                                                                                  operand, compare, c->d_amo_out));
+    if (e == cudaSuccess) e = TIMED("cudaStreamSynchronize after an atomic", cudaStreamSynchronize(c->stream));
     if (e != cudaSuccess) return mem_fail("atomic on GPU memory (one-thread kernel)", e);
     *old = *(volatile uint64_t *)c->amo_out;
     return 0;
@@ -83,8 +102,9 @@ static int mem_atomic(void *ctx, void *dev_addr, int op, size_t size, uint64_t o
 static int mem_signal(void *ctx, uint64_t *dev_addr, int sig_op, uint64_t value) {
     proxy_tctx *c = ctx;
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    cudaError_t e = (cudaError_t)gshmemi_launch_signal(c->stream, dev_addr, value, sig_op, 1);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
+    cudaError_t e = TIMED("signal kernel launch",
+                          (cudaError_t)gshmemi_launch_signal(c->stream, dev_addr, value, sig_op, 1));
+    if (e == cudaSuccess) e = TIMED("cudaStreamSynchronize after a signal", cudaStreamSynchronize(c->stream));
     return e == cudaSuccess ? 0 : mem_fail("signal update in GPU memory (one-thread kernel)", e);
 }
 
