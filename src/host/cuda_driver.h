@@ -30,7 +30,7 @@ extern "C" {
     X(cuCtxGetExecAffinity) X(cuMemGetInfo) X(cuMemGetAllocationGranularity)                 \
     X(cuMemCreate) X(cuMemRelease) X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap)    \
     X(cuMemUnmap) X(cuMemSetAccess) X(cuMemExportToShareableHandle)                          \
-    X(cuMemImportFromShareableHandle) X(cuLaunchKernelEx)
+    X(cuMemImportFromShareableHandle) X(cuLaunchKernelEx) X(cuStreamWriteValue64)
 
 typedef struct gshmemi_driver {
 #define GSHMEMI_DRIVER_FIELD(f) __typeof__(f) *p_##f;
@@ -85,6 +85,7 @@ const char *gshmemi_driver_error_string(CUresult r);
 #undef cuMemExportToShareableHandle
 #undef cuMemImportFromShareableHandle
 #undef cuLaunchKernelEx
+#undef cuStreamWriteValue64
 #define cuInit gshmemi_driver_init
 #define cuDriverGetVersion (*gshmemi_drv.p_cuDriverGetVersion)
 #define cuGetErrorName (*gshmemi_drv.p_cuGetErrorName)
@@ -112,5 +113,6 @@ const char *gshmemi_driver_error_string(CUresult r);
 #define cuMemExportToShareableHandle (*gshmemi_drv.p_cuMemExportToShareableHandle)
 #define cuMemImportFromShareableHandle (*gshmemi_drv.p_cuMemImportFromShareableHandle)
 #define cuLaunchKernelEx (*gshmemi_drv.p_cuLaunchKernelEx)
+#define cuStreamWriteValue64 (*gshmemi_drv.p_cuStreamWriteValue64)
 
 #endif

@@ -309,13 +309,22 @@ GSHMEMI_DEV void gshmemi_dev_pe_quiet(const int *target_pes, size_t npes) {
  * performed and made visible"). The fence (0.59 us on H200) would order nothing more. */
 /* The count round of a job with remote PEs (out of line): the leader first quiets the ring
  * (every earlier remote operation complete: the round is also a quiet), then each member's
- * cell is bumped by a load/store reduction or, on another node, a SIGNAL ADD descriptor. */
+ * cell is bumped: by a load/store reduction, or on another node by a SIGNAL SET of my new
+ * count. Only I write my cell in any row, so setting it to my count is the same as adding 1,
+ * and a SET is applied at the target without an SM (a stream memory operation), so arrivals
+ * land even while the target's kernels fill its GPU share. */
 template <class S, class Cell>
 GSHMEMI_REMOTE void gshmemi_count_round_remote(int m, int me, uint64_t *count, const uint64_t *row,
                                                Cell cell, const char *call) {
     const int rank = (int)S::rank(), size = (int)S::size();
     gshmemi_fence_acq_rel_sys();
-    if (rank == 0) gshmemi_remote_quiet(call);
+    uint64_t e = 0;
+    if (rank == 0) {
+        gshmemi_remote_quiet(call);
+        e = *(volatile uint64_t *)count + 1;
+        *(volatile uint64_t *)count = e;
+    }
+    e = S::bcast0(e);
     S::sync();
     for (int j = rank; j < m; j += size) {
         if (j == me) continue;
@@ -323,14 +332,8 @@ GSHMEMI_REMOTE void gshmemi_count_round_remote(int m, int me, uint64_t *count, c
         int pe = cell.pe(j);
         uint64_t *p = gshmemi_peer(sym, pe, sizeof(uint64_t), call);
         if (p) asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;" ::"l"(p) : "memory");
-        else gshmemi_remote_signal(sym, 1, GSHMEM_SIGNAL_ADD, pe, call);
+        else gshmemi_remote_signal(sym, e, GSHMEM_SIGNAL_SET, pe, call);
     }
-    uint64_t e = 0;
-    if (rank == 0) {
-        e = *(volatile uint64_t *)count + 1;
-        *(volatile uint64_t *)count = e;
-    }
-    e = S::bcast0(e);
     for (int j = rank; j < m; j += size)
         if (j != me) gshmemi_wait(row + j, GSHMEM_CMP_GE, e, call);
     S::sync();

@@ -98,14 +98,30 @@ static int mem_atomic(void *ctx, void *dev_addr, int op, size_t size, uint64_t o
     return 0;
 }
 
-/* Release-ordered after every earlier copy of this stream (the proxy flushed them too). */
+/* Ordered after every earlier copy of this stream (the proxy flushed them too). SET is a
+ * stream memory operation (cuStreamWriteValue64): no SM is needed, so a signal lands even
+ * while the target's kernels fill its GPU share spinning for it (the remote barrier's arrivals
+ * are SETs for that reason). ADD needs an atomic: a one-thread kernel, which waits for a free
+ * block slot on the target GPU (docs/memory-model.md). */
 static int mem_signal(void *ctx, uint64_t *dev_addr, int sig_op, uint64_t value) {
     proxy_tctx *c = ctx;
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    cudaError_t e = TIMED("signal kernel launch",
-                          (cudaError_t)gshmemi_launch_signal(c->stream, dev_addr, value, sig_op, 1));
+    cudaError_t e;
+    if (sig_op == GSHMEM_SIGNAL_SET) {
+        CUresult r = cuStreamWriteValue64((CUstream)c->stream, (CUdeviceptr)(uintptr_t)dev_addr, value,
+                                          CU_STREAM_WRITE_VALUE_DEFAULT);
+        if (r != CUDA_SUCCESS) {
+            const char *name = "?";
+            cuGetErrorName(r, &name);
+            gshmemi_error("proxy: signal update in GPU memory (cuStreamWriteValue64) failed: %s", name);
+            return GSHMEM_ERR_INTERNAL;
+        }
+        e = cudaSuccess;
+    } else {
+        e = TIMED("signal kernel launch", (cudaError_t)gshmemi_launch_signal(c->stream, dev_addr, value, sig_op, 1));
+    }
     if (e == cudaSuccess) e = TIMED("cudaStreamSynchronize after a signal", cudaStreamSynchronize(c->stream));
-    return e == cudaSuccess ? 0 : mem_fail("signal update in GPU memory (one-thread kernel)", e);
+    return e == cudaSuccess ? 0 : mem_fail("signal update in GPU memory", e);
 }
 
 static void mem_pin(void *ctx, void *host, size_t n) {
