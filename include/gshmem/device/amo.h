@@ -55,11 +55,12 @@ template <typename T>
 GSHMEMI_DEV T gshmemi_amo(int op, T *dest, T value, T cond, int pe, const char *call) {
     static_assert(sizeof(T) == 4 || sizeof(T) == 8, "AMO types are 4 or 8 bytes");
     typedef typename gshmemi_uint<sizeof(T)>::t U;
-    U *p = (U *)gshmemi_peer(dest, pe, sizeof(T), call);
+    int slot = gshmemi_route(dest, pe, sizeof(T), call);
+    U *p = (U *)gshmemi_at(dest, slot);
     U v, c, r;
     memcpy(&v, &value, sizeof v);
     memcpy(&c, &cond, sizeof c);
-    if (!p) r = (U)gshmemi_remote_amo(op, op != GSHMEMI_AMO_SET, dest, (int)sizeof(T), (uint64_t)v,
+    if (slot < 0) r = (U)gshmemi_remote_amo(op, op != GSHMEMI_AMO_SET, dest, (int)sizeof(T), (uint64_t)v,
                                       (uint64_t)c, pe, call);
     else if (op == GSHMEMI_AMO_FETCH) r = gshmemi_ld_relaxed(p);
     else if (op == GSHMEMI_AMO_SET) {
@@ -74,10 +75,11 @@ GSHMEMI_DEV T gshmemi_amo(int op, T *dest, T value, T cond, int pe, const char *
 template <typename T>
 GSHMEMI_DEV void gshmemi_amo_nofetch(int op, T *dest, T value, int pe, const char *call) {
     typedef typename gshmemi_uint<sizeof(T)>::t U;
-    U *p = (U *)gshmemi_peer(dest, pe, sizeof(T), call);
+    int slot = gshmemi_route(dest, pe, sizeof(T), call);
+    U *p = (U *)gshmemi_at(dest, slot);
     U v;
     memcpy(&v, &value, sizeof v);
-    if (!p) {
+    if (slot < 0) {
         gshmemi_remote_amo(op, false, dest, (int)sizeof(T), (uint64_t)v, 0, pe, call);
         return;
     }

@@ -12,16 +12,16 @@
 
 template <class S, bool BLOCKING>
 GSHMEMI_DEV void gshmemi_put(void *dest, const void *src, size_t n, int pe, const char *call) {
-    void *d = gshmemi_peer(dest, pe, n, call);
-    if (!d) return gshmemi_remote_rma<S, BLOCKING, false>(dest, src, n, pe, call);
-    gshmemi_copy_group<false>(d, src, n, S::rank(), S::size());
+    int slot = gshmemi_route(dest, pe, n, call);
+    if (slot < 0) return gshmemi_remote_rma<S, BLOCKING, false>(dest, src, n, pe, call);
+    gshmemi_copy_group<false>(gshmemi_at(dest, slot), src, n, S::rank(), S::size());
     if (BLOCKING) S::sync();
 }
 template <class S, bool BLOCKING>
 GSHMEMI_DEV void gshmemi_get(void *dest, const void *src, size_t n, int pe, const char *call) {
-    const void *sp = gshmemi_peer(src, pe, n, call);
-    if (!sp) return gshmemi_remote_rma<S, BLOCKING, true>((void *)src, dest, n, pe, call);
-    gshmemi_copy_group<true>(dest, sp, n, S::rank(), S::size());
+    int slot = gshmemi_route(src, pe, n, call);
+    if (slot < 0) return gshmemi_remote_rma<S, BLOCKING, true>((void *)src, dest, n, pe, call);
+    gshmemi_copy_group<true>(dest, gshmemi_at(src, slot), n, S::rank(), S::size());
     if (BLOCKING) S::sync();
 }
 
@@ -80,24 +80,24 @@ GSHMEMI_DEV void gshmemi_strided(void *dest, const void *src, ptrdiff_t dst, ptr
 
 /* p/g: one store or load on the load/store path; the value travels inline to a remote PE. */
 template <typename T> GSHMEMI_DEV void gshmemi_rma_p(T *dest, T value, int pe, const char *call) {
-    T *d = gshmemi_peer(dest, pe, sizeof(T), call);
-    if (!d) {
+    int slot = gshmemi_route(dest, pe, sizeof(T), call);
+    if (slot < 0) {
         typename gshmemi_uint<sizeof(T)>::t u;
         memcpy(&u, &value, sizeof u);
         return gshmemi_remote_p(dest, (uint64_t)u, (int)sizeof(T), pe, call);
     }
-    gshmemi_st_relaxed(d, value);
+    gshmemi_st_relaxed(gshmemi_at(dest, slot), value);
 }
 template <typename T> GSHMEMI_DEV T gshmemi_rma_g(const T *src, int pe, const char *call) {
-    const T *sp = gshmemi_peer(src, pe, sizeof(T), call);
-    if (!sp) {
+    int slot = gshmemi_route(src, pe, sizeof(T), call);
+    if (slot < 0) {
         typename gshmemi_uint<sizeof(T)>::t u =
             (typename gshmemi_uint<sizeof(T)>::t)gshmemi_remote_g(src, (int)sizeof(T), pe, call);
         T v;
         memcpy(&v, &u, sizeof v);
         return v;
     }
-    return gshmemi_ld_relaxed(sp);
+    return gshmemi_ld_relaxed(gshmemi_at(src, slot));
 }
 
 #define GSHMEMI_DEF_TYPED(NAME, T)                                                           \

@@ -35,10 +35,12 @@ static __device__ __noinline__ void gshmemi_bad_sig_op(const char *call, int op)
 template <class S, bool BLOCKING>
 GSHMEMI_DEV void gshmemi_put_signal(void *dest, const void *src, size_t n, uint64_t *sig_addr,
                                     uint64_t signal, int sig_op, int pe, const char *call) {
-    void *d = gshmemi_peer(dest, pe, n, call);
-    uint64_t *sp = gshmemi_peer(sig_addr, pe, sizeof(uint64_t), call);
+    int slot = gshmemi_route(dest, pe, n, call);
+    (void)gshmemi_route(sig_addr, pe, sizeof(uint64_t), call);
+    void *d = gshmemi_at(dest, slot);
+    uint64_t *sp = gshmemi_at(sig_addr, slot);
     if ((unsigned)sig_op > GSHMEM_SIGNAL_ADD) gshmemi_bad_sig_op(call, sig_op);
-    if (!d)
+    if (slot < 0)
         return gshmemi_remote_put_signal<S, BLOCKING>(dest, src, n, sig_addr, signal, sig_op, pe,
                                                       call);
     gshmemi_copy_group<false>(d, src, n, S::rank(), S::size());
@@ -82,9 +84,10 @@ GSHMEM_RMA_TYPES(GSHMEMI_DEF_PUT_SIGNAL_T)
 GSHMEM_SIZED_BITS(GSHMEMI_DEF_PUT_SIGNAL_S)
 
 GSHMEMI_DEV void gshmemi_dev_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {
-    uint64_t *sp = gshmemi_peer(sig_addr, pe, sizeof(uint64_t), "gshmemx_signal_op");
+    int slot = gshmemi_route(sig_addr, pe, sizeof(uint64_t), "gshmemx_signal_op");
+    uint64_t *sp = gshmemi_at(sig_addr, slot);
     if ((unsigned)sig_op > GSHMEM_SIGNAL_ADD) gshmemi_bad_sig_op("gshmemx_signal_op", sig_op);
-    if (!sp) return gshmemi_remote_signal(sig_addr, signal, sig_op, pe, "gshmemx_signal_op");
+    if (slot < 0) return gshmemi_remote_signal(sig_addr, signal, sig_op, pe, "gshmemx_signal_op");
     gshmemi_signal_relaxed(sp, signal, sig_op);
 }
 

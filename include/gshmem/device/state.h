@@ -194,23 +194,33 @@ static __device__ __forceinline__ T *gshmemi_peer_known(T *p, int pe, const char
     return (T *)((char *)p + (size_t)slot * s->heap_window);
 }
 
-/* The address of symmetric object `p` on PE `pe`, as this GPU reaches it, or NULL when
+/* The window slot through which this GPU reaches symmetric object `p` on PE `pe`, or -1 when
  * `pe` is remote (no load/store path): the caller then takes its out-of-line remote branch
- * (gshmem/device/remote.h). Every check (state version, PE range, and with GSHMEM_DEBUG=2
- * the heap range) is computed from independent constant loads and tested by one branch:
- * a p costs one round of loads, not a chain of load-compare-branch steps (measured: 0.13 us
- * of a 0.85 us ping-pong). */
+ * (gshmem/device/remote.h). The callers branch on the slot itself, not on a NULL address
+ * made from it: that keeps the load/store path to the instructions it had before remote PEs
+ * existed (tools/sass_compare.sh). Every check (state version, PE range, and with
+ * GSHMEM_DEBUG=2 the heap range) is computed from independent constant loads and tested by
+ * one branch: a p costs one round of loads, not a chain of load-compare-branch steps
+ * (measured: 0.13 us of a 0.85 us ping-pong). */
 template <typename T>
-static __device__ __forceinline__ T *gshmemi_peer(T *p, int pe, size_t n, const char *call) {
+static __device__ __forceinline__ int gshmemi_route(const T *p, int pe, size_t n, const char *call) {
     const gshmemi_device_state *s = &gshmemi_dstate;
     const char *c = (const char *)p;
     bool out = c < s->heap_base || c + n > s->heap_base + s->heap_mapped;
     bool bad = (s->version != GSHMEMI_STATE_VERSION) | ((unsigned)pe >= (unsigned)s->npes) |
                ((s->debug >= 2) & out);
     if (bad) gshmemi_bad_call(call, pe, p, n);
-    int slot = gshmemi_slot_of(s, pe);
-    if (slot < 0) return (T *)0;
-    return (T *)((char *)p + (size_t)slot * s->heap_window);
+    return gshmemi_slot_of(s, pe);
+}
+/* p as seen through window slot `slot` (>= 0). */
+template <typename T> static __device__ __forceinline__ T *gshmemi_at(T *p, int slot) {
+    return (T *)((char *)p + (size_t)slot * gshmemi_dstate.heap_window);
+}
+/* gshmemi_route as an address: NULL when pe is remote. */
+template <typename T>
+static __device__ __forceinline__ T *gshmemi_peer(T *p, int pe, size_t n, const char *call) {
+    int slot = gshmemi_route(p, pe, n, call);
+    return slot < 0 ? (T *)0 : gshmemi_at(p, slot);
 }
 #endif /* __CUDACC__ */
 
