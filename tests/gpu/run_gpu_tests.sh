@@ -6,9 +6,11 @@
 # handling, and compute-sanitizer over the RMA/sync tests. Every process has a timeout, so a
 # hang costs seconds, not the session.
 # usage: tests/gpu/run_gpu_tests.sh BUILD_DIR [NPES]
-# GPU_TESTS=REGEX runs only the tests whose names match (e.g. 'progress|mps|ring').
+# GPU_TESTS=REGEX runs only the tests whose names match (e.g. 'progress|mps|ring');
+# GPU_TESTS_SKIP=REGEX leaves out those that match.
 set -u
-pick() { [ -z "${GPU_TESTS:-}" ] || [[ "$1" =~ ${GPU_TESTS} ]]; }
+pick() { { [ -z "${GPU_TESTS:-}" ] || [[ "$1" =~ ${GPU_TESTS} ]]; } &&
+         { [ -z "${GPU_TESTS_SKIP:-}" ] || ! [[ "$1" =~ ${GPU_TESTS_SKIP} ]]; }; }
 # a lost peer or a mismatched sync fails in 30 s, not the default 120 (GSHMEM_WAIT_TIMEOUT)
 export GSHMEM_WAIT_TIMEOUT=${GSHMEM_WAIT_TIMEOUT:-30}
 B=${1:?usage: run_gpu_tests.sh BUILD_DIR [NPES]}
