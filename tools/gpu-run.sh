@@ -185,10 +185,10 @@ if [ "$what" = all ] || [ "$what" = remote ]; then
   if [ -x $B/bench/fabric_baseline ]; then
     export GSHMEM_FABRIC_IFACE=lo GSHMEM_FABRIC_PROVIDER='tcp;ofi_rxm'
     timeout 120 $B/bench/fabric_baseline -p 'tcp;ofi_rxm' -i lo 2>&1 | tee "$L/remote-fabric.log"
-    timeout 200 $B/tools/gshmrun -n 2 --nodes 2 -t 190 $B/bench/latency --iters 200 2>&1 | tee "$L/remote-latency.log"
-    timeout 240 $B/tools/gshmrun -n 2 --nodes 2 -t 230 $B/bench/bandwidth --max-size 64M \
+    timeout 200 $B/tools/gshmrun -n 2 --nodes 2 -t 190 $B/bench/latency_remote --iters 200 2>&1 | tee "$L/remote-latency.log"
+    timeout 240 $B/tools/gshmrun -n 2 --nodes 2 -t 230 $B/bench/bandwidth_remote --max-size 16M \
       --csv "$L/remote-bandwidth.csv" 2>&1 | tee "$L/remote-bandwidth.log"
-    timeout 120 $B/tools/gshmrun -n 2 --nodes 2 -t 110 $B/bench/atomics 2>&1 | tee "$L/remote-atomics.log"
+    timeout 120 $B/tools/gshmrun -n 2 --nodes 2 -t 110 $B/bench/atomics_remote 2>&1 | tee "$L/remote-atomics.log"
     unset GSHMEM_FABRIC_IFACE GSHMEM_FABRIC_PROVIDER
   else
     echo "no fabric_baseline: this build has no libfabric"

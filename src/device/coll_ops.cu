@@ -20,10 +20,6 @@ __device__ static const char *gshmemi_move_name(int what) {
 }
 // Every kernel gets the team's entry by value (the host's copy), so its first flag store
 // does not wait behind loads from the team table, and starts with gshmemi_pdl_enter.
-__global__ void gshmemi_team_sync_kernel(gshmemi_team t) {
-    gshmemi_pdl_enter();
-    gshmemi_team_sync_t<gshmemi_scope_warp, false>(&t, "gshmem_team_sync (host/on-stream form)");
-}
 
 __global__ void __launch_bounds__(512) gshmemi_move_kernel(gshmemi_team t, int what, int team, void *dest,
                                     const void *src, size_t n, size_t es, int root, ptrdiff_t dst,
@@ -68,9 +64,6 @@ __global__ void __launch_bounds__(512) gshmemi_move_oneshot_kernel(gshmemi_team 
     gshmemi_move_oneshot_run<gshmemi_scope_block>(&t, team, what, dest, src, n, es, root, P,
                                                   (int)blockIdx.x, (int)gridDim.x,
                                                   gshmemi_move_name(what));
-}
-extern "C" int gshmemi_launch_team_sync(void *stream, const void *team_entry) {
-    return launch_k(gshmemi_team_sync_kernel, 1, 32, stream, *(const gshmemi_team *)team_entry);
 }
 
 extern "C" int gshmemi_launch_move(void *stream, const void *team_entry, int what, int team,

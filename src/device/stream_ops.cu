@@ -1,5 +1,6 @@
-// Kernels behind host calls: barrier_all (host blocking and on-stream), host atomics,
-// signal updates and the on-stream waits. Each is one tiny launch on the caller's stream,
+// Kernels behind host calls: barrier_all and team_sync (host blocking and on-stream), host
+// atomics, signal updates, the on-stream waits and the on-stream forms to remote PEs. Built
+// with GSHMEM_REMOTE=1 (src/meson.build): these reach PEs of other nodes through the proxy. Each is one tiny launch on the caller's stream,
 // capturable in a CUDA graph; they use the same header-inline device code as user kernels
 // (this file's own copy of the device state is registered like any user translation unit).
 // Pointers arrive already translated to this PE's mapping of the target.
@@ -66,6 +67,16 @@ extern "C" int gshmemi_launch_remote(void *stream, int what, void *sym, const vo
                                      uint64_t *sig, uint64_t value, int sig_op, int pe) {
     gshmemi_remote_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(what, sym, local, n, sig, value, sig_op, pe);
     return (int)cudaGetLastError();
+}
+
+// The team's entry comes by value (the host's copy): the first flag store does not wait
+// behind loads from the team table.
+__global__ void gshmemi_team_sync_kernel(gshmemi_team t) {
+    gshmemi_pdl_enter();
+    gshmemi_team_sync_t<gshmemi_scope_warp, false>(&t, "gshmem_team_sync (host/on-stream form)");
+}
+extern "C" int gshmemi_launch_team_sync(void *stream, const void *team_entry) {
+    return launch_k(gshmemi_team_sync_kernel, 1, 32, stream, *(const gshmemi_team *)team_entry);
 }
 
 extern "C" int gshmemi_launch_barrier_all(void *stream) {

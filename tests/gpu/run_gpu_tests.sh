@@ -143,8 +143,6 @@ if [ -x "$B/tests/gpu/test_channel" ]; then
     run "${t}_2nodes" 300 "$RUN" -n 2 --nodes 2 -t 280 "$B/tests/gpu/$t"
     run "${t}_2x2" 300 "$RUN" -n 4 --nodes 2 -t 280 "$B/tests/gpu/$t"
   done
-  run ring_2nodes 60 "$RUN" -n 2 --nodes 2 -t 50 "$B/examples/ring"
-  run ring_2x2 60 "$RUN" -n 4 --nodes 2 -t 50 "$B/examples/ring"
   if command -v compute-sanitizer >/dev/null && [ -z "${SKIP_SANITIZER:-}" ]; then
     run memcheck_rma_2nodes 400 "$RUN" -n 2 --nodes 2 -t 390 compute-sanitizer --error-exitcode 9 \
         --print-limit 20 --tool memcheck "$B/tests/gpu/test_rma"

@@ -142,8 +142,8 @@ GSHMEMI_DEV uint64_t gshmemi_sig_post(const gshmemi_team *t, int c, unsigned sig
         *(volatile uint64_t *)t->ncoll = n;
         uint64_t word = (n << 32) | sig;
         for (int j = 0; j < t->size; j++)
-            gshmemi_st_relaxed(gshmemi_peer(t->sigs + (n & 1) * t->size + t->my_idx,
-                                            gshmemi_team_pe(t, j), 8, call), word);
+            gshmemi_st_relaxed(gshmemi_peer_known(t->sigs + (n & 1) * t->size + t->my_idx,
+                                                  gshmemi_team_pe(t, j), call), word);
     }
     return n;
 }

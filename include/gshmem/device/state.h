@@ -11,6 +11,15 @@
 
 #include "gshmem/proxy_desc.h"
 
+/* Device calls to PEs of other nodes (the proxy ring) are compiled into a translation unit
+ * that defines GSHMEM_REMOTE=1 before including gshmem.h. Without it a device call to a
+ * remote PE stops with a message saying so, and the load/store paths are exactly what they
+ * were (the out-of-line remote branch still costs registers and a reconvergence barrier in
+ * polling loops: docs/design.md, "Device routing"). Host calls reach every PE either way. */
+#ifndef GSHMEM_REMOTE
+#define GSHMEM_REMOTE 0
+#endif
+
 #define GSHMEMI_STATE_LAYOUT 3u
 
 /* Channels: a collective run by several blocks (the on-stream kernels for large messages)
@@ -145,7 +154,11 @@ static __device__ __noinline__ void gshmemi_bad_pe_msg(const char *call, int pe)
 }
 GSHMEMI_REPORTER(gshmemi_bad_pe, (const char *call, int pe), (call, pe))
 static __device__ __noinline__ void gshmemi_unreachable_pe_msg(const char *call, int pe) {
-    if (gshmemi_dstate.chan.slots)
+    if (gshmemi_dstate.chan.slots && !GSHMEM_REMOTE)
+        GSHMEMI_DEVICE_MSG("%s: PE %d is on another node than PE %d: compile this translation unit "
+                           "with -DGSHMEM_REMOTE=1 for device calls to other nodes (docs/api.md)",
+                           call, pe, gshmemi_dstate.mype);
+    else if (gshmemi_dstate.chan.slots)
         GSHMEMI_DEVICE_MSG("%s: PE %d is on another node than PE %d, and this call has no remote "
                            "form yet (collectives across nodes: docs/api.md)", call, pe,
                            gshmemi_dstate.mype);
@@ -210,7 +223,9 @@ static __device__ __forceinline__ int gshmemi_route(const T *p, int pe, size_t n
     bool bad = (s->version != GSHMEMI_STATE_VERSION) | ((unsigned)pe >= (unsigned)s->npes) |
                ((s->debug >= 2) & out);
     if (bad) gshmemi_bad_call(call, pe, p, n);
-    return gshmemi_slot_of(s, pe);
+    int slot = gshmemi_slot_of(s, pe);
+    if (!GSHMEM_REMOTE && slot < 0) gshmemi_unreachable_pe(call, pe);
+    return slot;
 }
 /* p as seen through window slot `slot` (>= 0). */
 template <typename T> static __device__ __forceinline__ T *gshmemi_at(T *p, int slot) {
