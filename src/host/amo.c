@@ -35,8 +35,7 @@ void gshmemi_host_amo(int op, void *dest, size_t size, const void *value, const 
             uint64_t old = 0;
             bool fetch = op == GSHMEMI_AMO_FETCH || op == GSHMEMI_AMO_SWAP || op == GSHMEMI_AMO_CSWAP || result;
             gshmemi_status st = t->amo(tctx, op, size, dest, v, c, pe, fetch ? &old : NULL);
-            if (st) gshmemi_fatal("%s to PE %d: the remote transport failed (%s); see the message above", call,
-                                  pe, gshmemi_status_str(st));
+            gshmemi_host_remote_done(st, call, pe);
             if (result) memcpy(result, &old, size);
             return;
         }

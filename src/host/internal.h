@@ -299,6 +299,8 @@ int gshmemi_team_check_ls(int team, const char *call);
 char *gshmemi_host_peer_addr(const char *call, const void *sym, size_t n, int pe, const char *which);
 /* Ends the job with a message when a CUDA call of a host RMA call failed. */
 void gshmemi_host_cuda(int err, const char *call, const char *what);
+/* Ends the job when a remote operation of a host call failed (the transport printed why). */
+void gshmemi_host_remote_done(gshmemi_status st, const char *call, int pe);
 void gshmemi_host_ops_finalize(void);
 
 /* ---- CUDA error translation (cuda_util.c) --------------------------------------------- */

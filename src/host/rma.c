@@ -52,8 +52,7 @@ void gshmemi_host_cuda(int err, const char *call, const char *what) {
 }
 #define check_cuda gshmemi_host_cuda
 
-/* Ends the job when a remote operation failed (the transport printed what and why). */
-static void remote_done(gshmemi_status st, const char *call, int pe) {
+void gshmemi_host_remote_done(gshmemi_status st, const char *call, int pe) {
     if (st != GSHMEM_SUCCESS)
         gshmemi_fatal("%s to PE %d: the remote transport failed (%s); see the message above", call,
                       pe, gshmemi_status_str(st));
@@ -72,7 +71,7 @@ void gshmemi_host_putmem(void *dest, const void *src, size_t n, int pe) {
     const struct gshmemi_transport_ops *tops;
     void *tctx;
     char *d = ROUTE("gshmem_putmem", dest, n, pe, "dest");
-    if (!d) return remote_done(n ? tops->put(tctx, dest, src, n, pe) : 0, "gshmem_putmem", pe);
+    if (!d) return gshmemi_host_remote_done(n ? tops->put(tctx, dest, src, n, pe) : 0, "gshmem_putmem", pe);
     copy_on("gshmem_putmem", d, src, n, (cudaStream_t)gshmemi_g.stream, true);
 }
 
@@ -80,7 +79,7 @@ void gshmemi_host_getmem(void *dest, const void *src, size_t n, int pe) {
     const struct gshmemi_transport_ops *tops;
     void *tctx;
     char *s = ROUTE("gshmem_getmem", src, n, pe, "source");
-    if (!s) return remote_done(n ? tops->get(tctx, dest, src, n, pe) : 0, "gshmem_getmem", pe);
+    if (!s) return gshmemi_host_remote_done(n ? tops->get(tctx, dest, src, n, pe) : 0, "gshmem_getmem", pe);
     copy_on("gshmem_getmem", dest, s, n, (cudaStream_t)gshmemi_g.stream, true);
 }
 
@@ -156,7 +155,7 @@ static void remote_strided(const struct gshmemi_transport_ops *t, void *tctx, bo
     for (size_t i = 0; i < n; i++) {
         char *d = dest + i * (size_t)dst * es;
         const char *sp = src + i * (size_t)sst * es;
-        remote_done(get ? t->get(tctx, d, sp, es, pe) : t->put(tctx, d, sp, es, pe), call, pe);
+        gshmemi_host_remote_done(get ? t->get(tctx, d, sp, es, pe) : t->put(tctx, d, sp, es, pe), call, pe);
     }
 }
 
@@ -204,7 +203,7 @@ void gshmemi_host_put_signal(void *dest, const void *src, size_t n, uint64_t *si
     sig_check(call, sig_op);
     char *d = ROUTE(call, dest, n, pe, "dest");
     uint64_t *sp = (uint64_t *)ROUTE(call, sig_addr, sizeof *sig_addr, pe, "sig_addr");
-    if (!d) return remote_done(tops->put_signal(tctx, dest, src, n, sig_addr, signal, sig_op, pe), call, pe);
+    if (!d) return gshmemi_host_remote_done(tops->put_signal(tctx, dest, src, n, sig_addr, signal, sig_op, pe), call, pe);
     copy_on(call, d, src, n, (cudaStream_t)gshmemi_g.stream, true);
     check_cuda(gshmemi_launch_signal(gshmemi_g.stream, sp, signal, sig_op, 1), call, "kernel launch");
     check_cuda(cudaStreamSynchronize((cudaStream_t)gshmemi_g.stream), call, "cudaStreamSynchronize");
