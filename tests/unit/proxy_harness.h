@@ -160,6 +160,71 @@ static int dev_signal(void *ctx, uint64_t *addr, int op, uint64_t v) {
     return 0;
 }
 
+/* ---- queued memops: like the GPU's, they complete later --------------------------------
+ * With `queued` set (mode "queued": staged with these memops), every operation is recorded
+ * and performed by a later done(), a few at a time (0..3 per call, so completions lag behind
+ * by a varying amount); the host side of a copy is read or written only then. A proxy that
+ * reused a buffer, answered, or signalled before its operations completed reads or sends
+ * stale bytes and the scenario's checks fail. */
+static int queued;
+enum { QK_TO, QK_FROM, QK_AMO, QK_SIG };
+typedef struct qop {
+    int kind, op;
+    void *dst;
+    const void *src;
+    size_t n;
+    uint64_t v, c, *old;
+} qop;
+#define QCAP 65536
+static qop qops[QCAP];
+static uint64_t q_issued, q_done, q_marked, q_rng = 88172645463325252ull;
+
+static int dev_atomic(void *ctx, void *addr, int op, size_t size, uint64_t v, uint64_t c, uint64_t *old);
+static int dev_signal(void *ctx, uint64_t *addr, int op, uint64_t v);
+
+static int q_apply(const qop *q) {
+    switch (q->kind) {
+    case QK_TO: return dev_copy_to(NULL, q->dst, q->src, q->n);
+    case QK_FROM: return dev_copy_from(NULL, q->dst, q->src, q->n);
+    case QK_AMO: return dev_atomic(NULL, q->dst, q->op, q->n, q->v, q->c, q->old);
+    default: return dev_signal(NULL, (uint64_t *)q->dst, q->op, q->v);
+    }
+}
+
+static int q_push(qop q) {
+    if (q_issued - q_done == QCAP) return GSHMEM_ERR_NO_MEMORY;
+    qops[q_issued++ % QCAP] = q;
+    return 0;
+}
+
+static uint64_t q_run(uint64_t upto) {
+    while (q_done < upto) {
+        if (q_apply(&qops[q_done % QCAP])) {
+            fprintf(stderr, "queued memops: operation %llu failed when performed\n", (unsigned long long)q_done);
+            _exit(3);
+        }
+        q_done++;
+    }
+    return q_done;
+}
+
+static int q_copy_to(void *ctx, void *d, const void *s, size_t n) { (void)ctx; return q_push((qop){.kind = QK_TO, .dst = d, .src = s, .n = n}); }
+static int q_copy_from(void *ctx, void *d, const void *s, size_t n) { (void)ctx; return q_push((qop){.kind = QK_FROM, .dst = d, .src = s, .n = n}); }
+static int q_atomic(void *ctx, void *a, int op, size_t size, uint64_t v, uint64_t c, uint64_t *old) {
+    (void)ctx;
+    return q_push((qop){.kind = QK_AMO, .op = op, .dst = a, .n = size, .v = v, .c = c, .old = old});
+}
+static int q_signal(void *ctx, uint64_t *a, int op, uint64_t v) { (void)ctx; return q_push((qop){.kind = QK_SIG, .op = op, .dst = a, .v = v}); }
+/* tickets are operation counts: mark covers everything issued so far */
+static uint64_t q_mark(void *ctx) { (void)ctx; return q_marked = q_issued; }
+static uint64_t q_done_fn(void *ctx) {
+    (void)ctx;
+    q_rng ^= q_rng << 13, q_rng ^= q_rng >> 7, q_rng ^= q_rng << 17;
+    uint64_t step = q_rng % 4, upto = q_done + step < q_issued ? q_done + step : q_issued;
+    return q_run(upto);
+}
+static int q_flush(void *ctx) { (void)ctx; q_run(q_issued); return 0; }
+
 /* Reserve the heap's addresses before fork: every child inherits the same range. */
 static void heap_reserve(size_t size) {
     heap_size = size;
@@ -356,6 +421,9 @@ static gshmemi_proxy *make_proxy(pe_ctx *c, int mode) {
         .single_host = !T.netns, .mode = mode,
         .mem = {.copy_to = dev_copy_to, .copy_from = dev_copy_from, .atomic = dev_atomic, .signal = dev_signal},
     };
+    if (queued)
+        p.mem = (gshmemi_proxy_memops){.copy_to = q_copy_to, .copy_from = q_copy_from, .atomic = q_atomic,
+                                       .signal = q_signal, .mark = q_mark, .done = q_done_fn, .flush = q_flush};
     gshmemi_proxy *x = NULL;
     if (gshmemi_proxy_create(&p, &x) != GSHMEM_SUCCESS) {
         fprintf(stderr, "PE %d: gshmemi_proxy_create failed\n", c->me);

@@ -15,7 +15,8 @@
  *           within the timeout, and traffic between the survivors still works
  *   linkdown the link taken down mid-transfer (namespaces only): error naming the peer in
  *           bounded time
- * Usage: test_proxy SCENARIO:MODE:NPES [...] (MODE direct|staged). Failures print the PE,
+ * Usage: test_proxy SCENARIO:MODE:NPES [...] (MODE direct|staged|queued: staged with memory
+ * operations that complete later, as on a GPU). Failures print the PE,
  * the index, expected and actual. */
 #include <pthread.h>
 #include <stdio.h>
@@ -29,7 +30,10 @@
 #define SMALL_OFF (2 * REGION)
 #define HEAP_BYTES (2 * REGION + 4 * MIB)
 
-static int mode_of(const char *s) { return !strcmp(s, "staged") ? GSHMEMI_PROXY_STAGED : GSHMEMI_PROXY_DIRECT; }
+/* "queued": staged with memops that complete later (proxy_harness.h) */
+static int mode_of(const char *s) {
+    return !strcmp(s, "staged") || !strcmp(s, "queued") ? GSHMEMI_PROXY_STAGED : GSHMEMI_PROXY_DIRECT;
+}
 static const char *mode_name(int m) { return m == GSHMEMI_PROXY_STAGED ? "staged" : "direct"; }
 
 static uint8_t pat(int pe, uint64_t i) { return (uint8_t)(pe * 37 + i * 11 + (i >> 9) * 5 + 1); }
@@ -712,6 +716,7 @@ int main(int argc, char **argv) {
             return 2;
         }
         scen sc = {.mode = mode_of(mode), .npes = npes};
+        queued = !strcmp(mode, "queued");
         pe_main_fn fn = !strcmp(name, "rma") ? pe_rma : !strcmp(name, "amo") ? pe_amo
                       : !strcmp(name, "litmus") ? pe_litmus : !strcmp(name, "bad") ? pe_bad
                       : !strcmp(name, "kill") ? pe_kill : !strcmp(name, "linkdown") ? pe_linkdown : NULL;

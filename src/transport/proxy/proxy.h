@@ -21,23 +21,30 @@ enum { GSHMEMI_PROXY_AUTO = 0, GSHMEMI_PROXY_DIRECT = 1, GSHMEMI_PROXY_STAGED = 
  * mode. In the library these are CUDA calls; in the unit tests they touch a region that
  * nothing else in the process may touch. Each returns 0 or a GSHMEM_ERR_* code; they are
  * called from the proxy thread only.
+ * The four operations are *enqueued* on one queue, each ordered after every earlier one,
+ * and may complete later: the proxy never waits for the device (a copy or an atomic that
+ * waits for the target GPU must not stop the proxy serving its other peers).
  * - copy_to / copy_from: dst_dev/src_dev may be any address a descriptor may carry (heap or
- *   private device buffer). copy_to may return before the data is in place if `flush` is
- *   given: flush makes every earlier copy_to complete and visible to the device's
- *   loads/atomics. The proxy calls flush before it acknowledges data (delivery complete)
- *   and before it applies a signal. copy_from returns with the data in dst_host.
+ *   private device buffer). The host side (src_host, dst_host) must stay untouched until the
+ *   operation completed.
  * - atomic: one atomic of size 4|8 (GSHMEM_PROXY_AMO_* op) at dev_addr, atomic with respect
- *   to the device's own atomics on that location; *old gets the previous value.
- * - signal: 64-bit SET or ADD at dev_addr, ordered after every earlier copy_to (the proxy
- *   has flushed them) and visible to device waiters. */
+ *   to the device's own atomics on that location; *old gets the previous value on completion.
+ * - signal: 64-bit SET or ADD at dev_addr, visible to device waiters after every earlier
+ *   operation's data.
+ * - mark: a ticket covering everything enqueued so far; done: the highest complete ticket
+ *   (never blocks; completes the host side of finished operations). NULL: every operation is
+ *   complete when it returns.
+ * - flush: blocks until everything enqueued is complete (NULL: nothing to wait for). */
 typedef struct gshmemi_proxy_memops {
     void *ctx;
     int (*copy_to)(void *ctx, void *dst_dev, const void *src_host, size_t n);
     int (*copy_from)(void *ctx, void *dst_host, const void *src_dev, size_t n);
-    int (*flush)(void *ctx);   /* may be NULL: copy_to is synchronous */
     int (*atomic)(void *ctx, void *dev_addr, int op, size_t size, uint64_t operand,
                   uint64_t compare, uint64_t *old);
     int (*signal)(void *ctx, uint64_t *dev_addr, int sig_op, uint64_t value);
+    uint64_t (*mark)(void *ctx);
+    uint64_t (*done)(void *ctx);
+    int (*flush)(void *ctx);
     /* may be NULL: page-lock the staging buffers for fast copies (unpin before they are freed) */
     void (*pin)(void *ctx, void *host, size_t n);
     void (*unpin)(void *ctx, void *host);

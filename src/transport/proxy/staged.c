@@ -1,8 +1,14 @@
 /* Staged mode: heap memory the provider cannot reach (GPU memory without FI_HMEM) moves as
  * messages through registered host buffers on both sides. The source copies out of device
  * memory (memops.copy_from) into a send buffer, in chunks of GSHMEM_PROXY_CHUNK; the target's
- * proxy places data (copy_to + flush), applies atomics and signals with the memops (so they
- * stay atomic with the device's own atomics) and answers every request with one response.
+ * proxy places data (copy_to), applies atomics and signals with the memops (so they stay
+ * atomic with the device's own atomics) and answers every request with one response.
+ *
+ * The memory operations complete asynchronously (memops.mark / done): a request waits in
+ * `to_send` until its source bytes are copied out, a response in `placing` until its request's
+ * operations are done (then it is sent and the request's receive buffer posted again; a get's
+ * answer likewise until its data is in the destination). The proxy never blocks on the device,
+ * so an operation that waits for a busy target GPU delays only what is queued behind it.
  *
  * Flow control: a PE has at most `credits` requests outstanding to each peer; each request
  * gets exactly one response, so a PE receives at most 2 * credits messages from a peer at
@@ -43,7 +49,9 @@ typedef struct sbuf {
     int pool;           /* P_* */
     int peer;           /* where a pending response goes */
     size_t len;         /* bytes of a pending response */
-    uint64_t op_id;     /* a request's record (its send may fail) */
+    uint64_t op_id;     /* a request's record (its send may fail); a get answer's record */
+    uint64_t t;         /* memops ticket it waits for (to_send, placing) */
+    struct sbuf *req;   /* a response in `placing`: the receive buffer of its request */
     struct sbuf *next;
 } sbuf;
 
@@ -64,6 +72,8 @@ struct staged {
     bq free_req, free_rsp;
     bq deferred;        /* requests waiting for a response buffer */
     bq unsent;          /* responses the provider refused with -FI_EAGAIN */
+    bq to_send;         /* requests waiting for their source copy, then for the provider */
+    bq placing;         /* responses (and get answers) waiting for their memory operations */
     bq repost;          /* receive buffers to post again */
     int *credits;       /* [npes] */
     partial *parts;
@@ -138,6 +148,7 @@ gshmemi_status gshmemi_staged_open(gshmemi_proxy *x) {
 void gshmemi_staged_close(gshmemi_proxy *x) {
     struct staged *s = x->st;
     if (!s) return;
+    if (x->p.mem.flush) x->p.mem.flush(x->p.mem.ctx);   /* nothing may still copy from/to the slab */
     if (s->slab && x->p.mem.unpin) x->p.mem.unpin(x->p.mem.ctx, s->slab);
     free(s->slab);
     free(s->bufs);
@@ -146,6 +157,10 @@ void gshmemi_staged_close(gshmemi_proxy *x) {
     free(s);
     x->st = NULL;
 }
+
+/* ---- memory operations ------------------------------------------------------------------ */
+static uint64_t mark(gshmemi_proxy *x) { return x->p.mem.mark ? x->p.mem.mark(x->p.mem.ctx) : 0; }
+static uint64_t done(gshmemi_proxy *x) { return x->p.mem.done ? x->p.mem.done(x->p.mem.ctx) : UINT64_MAX; }
 
 /* ---- the source side ------------------------------------------------------------------ */
 static uint64_t op_id_of(const op_rec *r) { return (uint64_t)r->ring->id << 56 | r->ticket; }
@@ -215,16 +230,19 @@ static long build_request(gshmemi_proxy *x, op_rec *r, sbuf *b, uint64_t off, ui
     }
 }
 
+static int send_requests(gshmemi_proxy *x);
+
 int gshmemi_staged_pump(gshmemi_proxy *x, op_rec *r) {
     struct staged *s = x->st;
     const gshmem_proxy_desc *d = &r->d;
     int pe = d->pe;
     bool bulk = is_bulk(d->op);
     uint64_t goal = bulk ? (d->size ? d->size : 1) : 1;   /* an empty put_signal still signals */
+    int ret = 0;
     while (r->posted < goal) {
-        if (s->credits[pe] <= 0) return -FI_EAGAIN;       /* a response will give one back */
+        if (s->credits[pe] <= 0) { ret = -FI_EAGAIN; break; }   /* a response will give one back */
         sbuf *b = bq_pop(&s->free_req);
-        if (!b) return -FI_EAGAIN;
+        if (!b) { ret = -FI_EAGAIN; break; }
         uint64_t len = bulk ? (d->size - r->posted < s->chunk ? d->size - r->posted : s->chunk) : d->size;
         long payload = build_request(x, r, b, bulk ? r->posted : 0, len);
         if (payload < 0) {
@@ -234,65 +252,88 @@ int gshmemi_staged_pump(gshmemi_proxy *x, op_rec *r) {
         b->x.kind = XF_TX;
         b->op_id = op_id_of(r);
         b->peer = pe;
-        ssize_t ret = fi_send(x->fab.ep, b->data, HDR + (size_t)payload, s->desc, (fi_addr_t)pe, &b->x.ctx);
-        if (ret) {
-            bq_unpop(&s->free_req, b);
-            if (ret == -FI_EAGAIN) {   /* manual progress: retried after the next CQ read */
-                r->blocked = 1;
-                return -FI_EAGAIN;
-            }
-            gshmemi_rec_fail(x, r, GSHMEM_ERR_INTERNAL, true, "fi_send: %s", gshmemi_fab_strerror((int)ret));
-            return (int)ret;
-        }
+        b->len = HDR + (size_t)payload;
+        b->t = mark(x);   /* its source bytes are in b once the memops pass this */
+        bq_push(&s->to_send, b);
         s->credits[pe]--;
         r->posted += bulk && len ? len : 1;
         r->inflight++;
-        r->blocked = 0;
         r->t_last = gshmemi_proxy_now();
     }
-    return 0;
+    send_requests(x);
+    return ret;
 }
 
-static int flush(gshmemi_proxy *x) { return x->p.mem.flush ? x->p.mem.flush(x->p.mem.ctx) : 0; }
+/* Sends the requests whose source copies are done, in order. */
+static int send_requests(gshmemi_proxy *x) {
+    struct staged *s = x->st;
+    int work = 0;
+    uint64_t t_done = s->to_send.h ? done(x) : 0;
+    sbuf *b;
+    while ((b = s->to_send.h) && b->t <= t_done) {
+        ssize_t ret = fi_send(x->fab.ep, b->data, b->len, s->desc, (fi_addr_t)b->peer, &b->x.ctx);
+        op_rec *r = rec_of(x, b->op_id);
+        if (ret == -FI_EAGAIN) {   /* manual progress: retried after the next CQ read */
+            if (r) r->blocked = 1;
+            break;
+        }
+        bq_pop(&s->to_send);
+        work++;
+        if (r) r->blocked = 0;
+        if (ret) {
+            bq_push(&s->free_req, b);
+            s->credits[b->peer]++;
+            if (r) gshmemi_rec_fail(x, r, GSHMEM_ERR_INTERNAL, true, "fi_send: %s", gshmemi_fab_strerror((int)ret));
+        }
+    }
+    return work;
+}
 
 void gshmemi_staged_stage_done(gshmemi_proxy *x, op_rec *r) {
-    int st = 0;
-    if (r->d.op == GSHMEM_PROXY_OP_GET) st = flush(x);   /* the data is in the destination */
-    if (st) gshmemi_rec_fail(x, r, st, false, "flush after placing the data failed");
-    else gshmemi_rec_complete(x, r, 0);
+    gshmemi_rec_complete(x, r, 0);   /* a get's pieces progressed once their data was placed */
 }
 
-static void on_response(gshmemi_proxy *x, const smsg *m, const uint8_t *payload, size_t len) {
+/* Handles an answer to one of our requests; false when it keeps the receive buffer b (a get's
+ * data being copied into its destination: `placing` posts it again). */
+static bool on_response(gshmemi_proxy *x, sbuf *b, const smsg *m, const uint8_t *payload, size_t len) {
     x->st->credits[m->src]++;
     op_rec *r = rec_of(x, m->op_id);
-    if (!r) return;   /* the record already failed (timeout) */
-    r->inflight--;
+    if (!r) return true;   /* the record already failed (timeout) */
     r->t_last = gshmemi_proxy_now();
     if (m->status) {
+        r->inflight--;
         gshmemi_rec_fail(x, r, m->status, false, "PE %d answered: %s (piece at offset %llu)", m->src,
                          gshmemi_status_str(m->status), (unsigned long long)m->off);
-        return;
+        return true;
     }
     const gshmem_proxy_desc *d = &r->d;
     if (d->op == GSHMEM_PROXY_OP_GET || d->op == GSHMEM_PROXY_OP_G) {
         if (m->type != M_GETDATA || m->len > len || m->off + m->len > d->size) {
+            r->inflight--;
             gshmemi_rec_fail(x, r, GSHMEM_ERR_INTERNAL, true, "PE %d sent a malformed answer", m->src);
-            return;
+            return true;
         }
         if (d->op == GSHMEM_PROXY_OP_G) {
             memcpy(&r->result, payload, m->len);
         } else {
             int st = x->p.mem.copy_to(x->p.mem.ctx, (void *)(uintptr_t)(d->laddr + m->off), payload, m->len);
             if (st) {
+                r->inflight--;
                 gshmemi_rec_fail(x, r, st, false, "copy_to(%#llx, %llu bytes) into its destination failed",
                                  (unsigned long long)(d->laddr + m->off), (unsigned long long)m->len);
-                return;
+                return true;
             }
+            b->op_id = m->op_id;   /* the piece counts once its data is in place */
+            b->t = mark(x);
+            bq_push(&x->st->placing, b);
+            return false;
         }
     } else if (d->op == GSHMEM_PROXY_OP_AMO) {
         r->result = d->size == 4 ? m->value & 0xffffffffull : m->value;
     }
+    r->inflight--;
     gshmemi_rec_progressed(x, r);
+    return true;
 }
 
 /* ---- the target side ------------------------------------------------------------------ */
@@ -311,7 +352,7 @@ static partial *partial_of(struct staged *s, int src, uint64_t op_id) {
     return p;
 }
 
-/* put_signal: the signal once every byte of the operation is placed (and flushed). */
+/* put_signal: the signal, queued after the copies of every byte of the operation. */
 static int count_signal(gshmemi_proxy *x, const smsg *m) {
     struct staged *s = x->st;
     partial *p = partial_of(s, m->src, m->op_id);
@@ -320,13 +361,13 @@ static int count_signal(gshmemi_proxy *x, const smsg *m) {
     if (p->got < m->total) return 0;
     *p = s->parts[--s->n_parts];
     if ((m->sig_addr & 7) || !gshmemi_heap_range(x, m->sig_addr, 8)) return GSHMEM_ERR_INVALID_ARG;
+    /* queued after every piece's copy: the signal lands after the data */
     return x->p.mem.signal(x->p.mem.ctx, (uint64_t *)(uintptr_t)m->sig_addr, m->amo, m->sig_value);
 }
 
 static int place_put(gshmemi_proxy *x, const smsg *m, const uint8_t *in) {
     if (!gshmemi_heap_range(x, m->addr, m->len)) return GSHMEM_ERR_INVALID_ARG;
     int st = m->len ? x->p.mem.copy_to(x->p.mem.ctx, (void *)(uintptr_t)m->addr, in, m->len) : 0;
-    if (!st) st = flush(x);   /* the ack means "in target memory" */
     if (st || !(m->flags & MF_SIGNAL)) return st;
     return count_signal(x, m);
 }
@@ -341,8 +382,8 @@ static int apply_amo(gshmemi_proxy *x, const smsg *m, uint64_t *old) {
 static int apply_signal(gshmemi_proxy *x, const smsg *m) {
     if ((m->addr & 7) || !gshmemi_heap_range(x, m->addr, 8) || m->amo > GSHMEM_PROXY_SIG_ADD)
         return GSHMEM_ERR_INVALID_ARG;
-    int st = flush(x);   /* earlier puts' data before this signal */
-    return st ? st : x->p.mem.signal(x->p.mem.ctx, (uint64_t *)(uintptr_t)m->addr, m->amo, m->operand);
+    /* queued after the copies of earlier puts: their data lands before this signal */
+    return x->p.mem.signal(x->p.mem.ctx, (uint64_t *)(uintptr_t)m->addr, m->amo, m->operand);
 }
 
 static void send_response(gshmemi_proxy *x, sbuf *o) {
@@ -358,7 +399,8 @@ static void send_response(gshmemi_proxy *x, sbuf *o) {
     }
 }
 
-/* Executes the request in b and sends its response; false if no response buffer is free. */
+/* Starts the request in b; its response goes out (and b is posted again) once the memory
+ * operations are done (`placing`). False if no response buffer is free. */
 static bool serve(gshmemi_proxy *x, sbuf *b) {
     struct staged *s = x->st;
     sbuf *o = bq_pop(&s->free_rsp);
@@ -394,8 +436,35 @@ static bool serve(gshmemi_proxy *x, sbuf *b) {
     o->x.kind = XF_TX;
     o->peer = m->src;
     o->len = HDR + payload;
-    send_response(x, o);
+    o->req = b;
+    o->t = mark(x);   /* an atomic's old value is in a->value once the memops pass this */
+    bq_push(&s->placing, o);
     return true;
+}
+
+/* Responses (and get answers) whose memory operations are done, in order. */
+static int finish_placed(gshmemi_proxy *x) {
+    struct staged *s = x->st;
+    int work = 0;
+    uint64_t t_done = s->placing.h ? done(x) : 0;
+    sbuf *b;
+    while ((b = s->placing.h) && b->t <= t_done) {
+        bq_pop(&s->placing);
+        work++;
+        if (b->pool == P_RSP) {
+            send_response(x, b);
+            post_recv(x, b->req);
+            continue;
+        }
+        op_rec *r = rec_of(x, b->op_id);   /* a get's piece is in its destination */
+        if (r) {
+            r->inflight--;
+            r->t_last = gshmemi_proxy_now();
+            gshmemi_rec_progressed(x, r);
+        }
+        post_recv(x, b);
+    }
+    return work;
 }
 
 static void on_recv(gshmemi_proxy *x, sbuf *b, size_t len) {
@@ -406,15 +475,10 @@ static void on_recv(gshmemi_proxy *x, sbuf *b, size_t len) {
         return;
     }
     if (m->type == M_ACK || m->type == M_GETDATA) {
-        on_response(x, m, b->data + HDR, len > HDR ? len - HDR : 0);
-        post_recv(x, b);
+        if (on_response(x, b, m, b->data + HDR, len > HDR ? len - HDR : 0)) post_recv(x, b);
         return;
     }
-    if (x->st->deferred.h || !serve(x, b)) {   /* keep requests in arrival order */
-        bq_push(&x->st->deferred, b);
-        return;
-    }
-    post_recv(x, b);
+    if (x->st->deferred.h || !serve(x, b)) bq_push(&x->st->deferred, b);   /* keep arrival order */
 }
 
 void gshmemi_staged_completion(gshmemi_proxy *x, xfer *f, size_t len, int err) {
@@ -445,11 +509,12 @@ int gshmemi_staged_progress(gshmemi_proxy *x) {
     struct staged *s = x->st;
     int work = 0;
     sbuf *b;
+    work += finish_placed(x);   /* frees response buffers for deferred requests */
     while ((b = s->deferred.h) && serve(x, b)) {
         bq_pop(&s->deferred);
-        post_recv(x, b);
         work++;
     }
+    work += send_requests(x);
     /* one attempt each per turn: what is refused again goes back to its queue */
     bq q = s->unsent;
     s->unsent = (bq){0};
@@ -468,7 +533,7 @@ int gshmemi_staged_progress(gshmemi_proxy *x) {
 
 bool gshmemi_staged_busy(const gshmemi_proxy *x) {
     const struct staged *s = x->st;
-    if (s->deferred.h || s->unsent.h || s->repost.h) return true;
+    if (s->deferred.h || s->unsent.h || s->repost.h || s->to_send.h || s->placing.h) return true;
     for (int pe = 0; pe < x->p.npes; pe++)
         if (s->credits[pe] != s->credits0 && !x->peer_dead[pe]) return true;
     return false;

@@ -3,9 +3,10 @@
  * heap chunk, one descriptor ring for the GPU (slots, control words and ring-owned completion
  * slots in pinned host memory mapped to the GPU; the producers' ticket counter in GPU memory),
  * starts the proxy thread, and gives the device state the channel. Staged mode reaches the
- * GPU heap through the memory operations below (CUDA copies on a stream of the proxy's own,
- * and one-thread atomic kernels, so atomics stay atomic with the GPU's own). The proxy
- * itself (the other files of this folder) names no CUDA. */
+ * GPU heap through the memory operations below (CUDA copies, stream memory operations and
+ * one-thread atomic kernels on a stream of the proxy's own, completed asynchronously; atomics
+ * stay atomic with the GPU's own). The proxy itself (the other files of this folder) names no
+ * CUDA. */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
@@ -16,6 +17,13 @@
 #include "proxy.h"
 #include "gshmem/device/state.h"
 
+#define AMO_SLOTS 256   /* atomics in flight at once (a full table waits for the oldest) */
+
+typedef struct amo_pend {
+    uint64_t t;        /* the ticket that covers it */
+    uint64_t *old;     /* where the proxy wants the previous value */
+} amo_pend;
+
 typedef struct proxy_tctx {
     gshmemi_proxy *x;
     gshmem_proxy_chan host_chan;  /* the ring as the proxy sees it (host addresses) */
@@ -24,13 +32,27 @@ typedef struct proxy_tctx {
     size_t ring_bytes;
     uint64_t *d_words;            /* GPU memory: [0] producers' tail, [1] chan_seen */
     int cuda_dev;
-    cudaStream_t stream;          /* the proxy thread's copies and atomic kernels */
-    uint64_t *amo_out;            /* pinned, mapped: an atomic kernel's old value */
-    uint64_t *d_amo_out;
     bool remote_any;
+    /* staged mode's memory operations (proxy thread only) */
+    cudaStream_t stream;          /* copies, atomic kernels and stream memory operations */
+    uint64_t *words;              /* pinned, mapped: [0] the last ticket the stream passed,
+                                     [1 ..] AMO_SLOTS atomic kernels' old values */
+    uint64_t *d_words_host;       /* the same, as the GPU sees it */
+    uint64_t issued;              /* tickets handed out by mark */
+    bool dirty;                   /* operations enqueued since the last mark */
+    amo_pend pend[AMO_SLOTS];     /* atomics whose old value is still on its way */
+    unsigned pend_h, pend_n;
+    uint64_t stall_at;            /* done() value when it last moved ... */
+    double stall_since, stall_warned;  /* ... and when; the last "no progress" warning */
 } proxy_tctx;
 
-/* ---- memory operations of staged mode (proxy thread only) ----------------------------- */
+/* ---- memory operations of staged mode (proxy thread only) -----------------------------
+ * Every operation goes on one stream of the proxy (high priority, non-blocking); mark puts a
+ * cuStreamWriteValue64 of the next ticket into pinned host memory behind them (the write
+ * carries a memory barrier: everything before it is visible first), and done reads that
+ * word. So the proxy polls host memory instead of synchronizing: it never blocks on the GPU,
+ * and an operation that waits for the target GPU (an atomic kernel needs a free block slot)
+ * delays only what is queued behind it. */
 static __thread int thread_bound = -1;
 
 static int bind_thread(proxy_tctx *c) {
@@ -40,88 +62,138 @@ static int bind_thread(proxy_tctx *c) {
     return 0;
 }
 
-/* A memory operation that blocks the proxy for long stalls every peer it serves: say so. */
 static double mono_s(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + t.tv_nsec * 1e-9;
 }
-#define TIMED(what, expr)                                                                     \
-    ({                                                                                        \
-        double t0_ = mono_s();                                                                \
-        cudaError_t e_ = (expr);                                                              \
-        double dt_ = mono_s() - t0_;                                                          \
-        if (dt_ > 1.0) gshmemi_warn("proxy: %s took %.1f s (the proxy serves nothing meanwhile)", what, dt_); \
-        e_;                                                                                   \
-    })
 
 static int mem_fail(const char *what, cudaError_t e) {
     gshmemi_error("proxy: %s failed: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
     return GSHMEM_ERR_INTERNAL;
 }
 
+static int cu_fail(const char *what, CUresult r) {
+    const char *name = "?";
+    cuGetErrorName(r, &name);
+    gshmemi_error("proxy: %s failed: %s", what, name);
+    return GSHMEM_ERR_INTERNAL;
+}
+
 static int mem_copy_to(void *ctx, void *dst_dev, const void *src_host, size_t n) {
     proxy_tctx *c = ctx;
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    cudaError_t e = TIMED("cudaMemcpyAsync into GPU memory",
-                          cudaMemcpyAsync(dst_dev, src_host, n, cudaMemcpyDefault, c->stream));
-    return e == cudaSuccess ? 0 : mem_fail("copy into GPU memory (cudaMemcpyAsync)", e);
-}
-
-static int mem_flush(void *ctx) {
-    proxy_tctx *c = ctx;
-    if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    cudaError_t e = TIMED("cudaStreamSynchronize after copies", cudaStreamSynchronize(c->stream));
-    return e == cudaSuccess ? 0 : mem_fail("completing copies into GPU memory (cudaStreamSynchronize)", e);
+    cudaError_t e = cudaMemcpyAsync(dst_dev, src_host, n, cudaMemcpyDefault, c->stream);
+    if (e != cudaSuccess) return mem_fail("copy into GPU memory (cudaMemcpyAsync)", e);
+    c->dirty = true;
+    return 0;
 }
 
 static int mem_copy_from(void *ctx, void *dst_host, const void *src_dev, size_t n) {
     proxy_tctx *c = ctx;
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    cudaError_t e = TIMED("cudaMemcpyAsync from GPU memory",
-                          cudaMemcpyAsync(dst_host, src_dev, n, cudaMemcpyDefault, c->stream));
-    if (e == cudaSuccess) e = TIMED("cudaStreamSynchronize after a copy", cudaStreamSynchronize(c->stream));
-    return e == cudaSuccess ? 0 : mem_fail("copy from GPU memory (cudaMemcpyAsync)", e);
+    cudaError_t e = cudaMemcpyAsync(dst_host, src_dev, n, cudaMemcpyDefault, c->stream);
+    if (e != cudaSuccess) return mem_fail("copy from GPU memory (cudaMemcpyAsync)", e);
+    c->dirty = true;
+    return 0;
+}
+
+static uint64_t mem_mark(void *ctx) {
+    proxy_tctx *c = ctx;
+    if (!c->dirty) return c->issued;
+    if (bind_thread(c)) return c->issued;
+    CUresult r = cuStreamWriteValue64((CUstream)c->stream, (CUdeviceptr)(uintptr_t)c->d_words_host, c->issued + 1,
+                                      CU_STREAM_WRITE_VALUE_DEFAULT);
+    if (r != CUDA_SUCCESS) {   /* the operations' records time out with their own messages */
+        cu_fail("marking memory operations (cuStreamWriteValue64 to host memory)", r);
+        return c->issued + 1;
+    }
+    c->dirty = false;
+    return ++c->issued;
+}
+
+static uint64_t mem_done(void *ctx) {
+    proxy_tctx *c = ctx;
+    uint64_t v = __atomic_load_n(&c->words[0], __ATOMIC_ACQUIRE);
+    while (c->pend_n && c->pend[c->pend_h].t <= v) {
+        amo_pend *p = &c->pend[c->pend_h];
+        *p->old = __atomic_load_n(&c->words[1 + c->pend_h], __ATOMIC_RELAXED);
+        c->pend_h = (c->pend_h + 1) % AMO_SLOTS;
+        c->pend_n--;
+    }
+    if (v >= c->issued || v != c->stall_at) {
+        c->stall_at = v;
+        c->stall_since = c->stall_warned = 0;
+        return v;
+    }
+    /* nothing passed since stall_since: say so (1 s, then every 10 s), with the stream's error */
+    double now = mono_s();
+    if (c->stall_since == 0) c->stall_since = now;
+    else if (now - c->stall_since > 1.0 && now - c->stall_warned > 10.0) {
+        c->stall_warned = now;
+        cudaError_t e = cudaStreamQuery(c->stream);
+        gshmemi_warn("proxy: memory operations on the GPU made no progress for %.1f s (%llu of %llu marks "
+                     "passed; stream: %s): copies and atomics for peers wait behind something on this GPU",
+                     now - c->stall_since, (unsigned long long)v, (unsigned long long)c->issued,
+                     e == cudaErrorNotReady ? "busy" : cudaGetErrorString(e));
+    }
+    return v;
+}
+
+static int mem_flush(void *ctx) {
+    proxy_tctx *c = ctx;
+    if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
+    uint64_t t = mem_mark(c);
+    cudaError_t e = cudaStreamSynchronize(c->stream);
+    if (e != cudaSuccess) return mem_fail("completing memory operations (cudaStreamSynchronize)", e);
+    for (long i = 0; mem_done(c) < t; i++)   /* the mark's write was performed with the stream */
+        if (i > 100000000) {
+            gshmemi_error("proxy: memory operations completed but their mark %llu never arrived in host memory",
+                          (unsigned long long)t);
+            return GSHMEM_ERR_INTERNAL;
+        }
+    return 0;
 }
 
 /* One system-scope atomic by a one-thread kernel: atomic with the GPU's own atomics on the
- * location (they all meet in its L2), like the host forms of the atomics (amo.c). */
+ * location (they all meet in its L2), like the host forms of the atomics (amo.c). Its old
+ * value goes to a slot of pinned host memory; done() hands it over. */
 static int mem_atomic(void *ctx, void *dev_addr, int op, size_t size, uint64_t operand, uint64_t compare,
                       uint64_t *old) {
     proxy_tctx *c = ctx;
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    cudaError_t e = TIMED("atomic kernel launch", (cudaError_t)gshmemi_launch_amo(c->stream, op, size, dev_addr,
-                                                                                  operand, compare, c->d_amo_out));
-    if (e == cudaSuccess) e = TIMED("cudaStreamSynchronize after an atomic", cudaStreamSynchronize(c->stream));
+    if (c->pend_n == AMO_SLOTS) {
+        int st = mem_flush(c);
+        if (st) return st;
+    }
+    unsigned slot = (c->pend_h + c->pend_n) % AMO_SLOTS;
+    cudaError_t e = (cudaError_t)gshmemi_launch_amo(c->stream, op, size, dev_addr, operand, compare,
+                                                    c->d_words_host + 1 + slot);
     if (e != cudaSuccess) return mem_fail("atomic on GPU memory (one-thread kernel)", e);
-    *old = *(volatile uint64_t *)c->amo_out;
+    c->dirty = true;
+    c->pend[slot] = (amo_pend){.t = c->issued + 1, .old = old};   /* the next mark covers it */
+    c->pend_n++;
     return 0;
 }
 
-/* Ordered after every earlier copy of this stream (the proxy flushed them too). SET is a
- * stream memory operation (cuStreamWriteValue64): no SM is needed, so a signal lands even
- * while the target's kernels fill its GPU share spinning for it (the remote barrier's arrivals
- * are SETs for that reason). ADD needs an atomic: a one-thread kernel, which waits for a free
- * block slot on the target GPU (docs/memory-model.md). */
+/* SET is a stream memory operation (cuStreamWriteValue64): no SM is needed, so a signal lands
+ * even while the target's kernels fill its GPU share spinning for it (the remote barrier's
+ * arrivals are SETs for that reason). ADD needs an atomic: a one-thread kernel, which waits
+ * for a free block slot on the target GPU (docs/memory-model.md). Both are ordered after the
+ * earlier operations of the stream (the data of earlier puts). */
 static int mem_signal(void *ctx, uint64_t *dev_addr, int sig_op, uint64_t value) {
     proxy_tctx *c = ctx;
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    cudaError_t e;
     if (sig_op == GSHMEM_SIGNAL_SET) {
         CUresult r = cuStreamWriteValue64((CUstream)c->stream, (CUdeviceptr)(uintptr_t)dev_addr, value,
                                           CU_STREAM_WRITE_VALUE_DEFAULT);
-        if (r != CUDA_SUCCESS) {
-            const char *name = "?";
-            cuGetErrorName(r, &name);
-            gshmemi_error("proxy: signal update in GPU memory (cuStreamWriteValue64) failed: %s", name);
-            return GSHMEM_ERR_INTERNAL;
-        }
-        e = cudaSuccess;
+        if (r != CUDA_SUCCESS) return cu_fail("signal update in GPU memory (cuStreamWriteValue64)", r);
     } else {
-        e = TIMED("signal kernel launch", (cudaError_t)gshmemi_launch_signal(c->stream, dev_addr, value, sig_op, 1));
+        cudaError_t e = (cudaError_t)gshmemi_launch_signal(c->stream, dev_addr, value, sig_op, 1);
+        if (e != cudaSuccess) return mem_fail("signal update in GPU memory (one-thread kernel)", e);
     }
-    if (e == cudaSuccess) e = TIMED("cudaStreamSynchronize after a signal", cudaStreamSynchronize(c->stream));
-    return e == cudaSuccess ? 0 : mem_fail("signal update in GPU memory", e);
+    c->dirty = true;
+    return 0;
 }
 
 static void mem_pin(void *ctx, void *host, size_t n) {
@@ -173,8 +245,9 @@ static gshmemi_status proxy_chunk_added(gshmemi_state *s, void *tctx, const gshm
     int lo = 0, hi = 0;
     GSHMEMI_CUDA(cudaDeviceGetStreamPriorityRange(&lo, &hi));
     GSHMEMI_CUDA(cudaStreamCreateWithPriority(&c->stream, cudaStreamNonBlocking, hi));
-    GSHMEMI_CUDA(cudaHostAlloc((void **)&c->amo_out, sizeof *c->amo_out, cudaHostAllocMapped));
-    GSHMEMI_CUDA(cudaHostGetDevicePointer((void **)&c->d_amo_out, c->amo_out, 0));
+    GSHMEMI_CUDA(cudaHostAlloc((void **)&c->words, (1 + AMO_SLOTS) * sizeof *c->words, cudaHostAllocMapped));
+    memset(c->words, 0, (1 + AMO_SLOTS) * sizeof *c->words);
+    GSHMEMI_CUDA(cudaHostGetDevicePointer((void **)&c->d_words_host, c->words, 0));
     GSHMEMI_CUDA(cudaMalloc((void **)&c->d_words, 2 * sizeof(uint64_t)));
     GSHMEMI_CUDA(cudaMemset(c->d_words, 0, 2 * sizeof(uint64_t)));
     gshmemi_proxy_params p = {
@@ -187,8 +260,9 @@ static gshmemi_status proxy_chunk_added(gshmemi_state *s, void *tctx, const gshm
         .heap_is_device = true,
         .single_host = s->boot.n_hosts == 1,
         .mode = GSHMEMI_PROXY_AUTO,
-        .mem = {.ctx = c, .copy_to = mem_copy_to, .copy_from = mem_copy_from, .flush = mem_flush,
-                .atomic = mem_atomic, .signal = mem_signal, .pin = mem_pin, .unpin = mem_unpin},
+        .mem = {.ctx = c, .copy_to = mem_copy_to, .copy_from = mem_copy_from, .atomic = mem_atomic,
+                .signal = mem_signal, .mark = mem_mark, .done = mem_done, .flush = mem_flush, .pin = mem_pin,
+                .unpin = mem_unpin},
     };
     GSHMEMI_CHECK(gshmemi_proxy_create(&p, &c->x));
     GSHMEMI_CHECK(gshmemi_proxy_ring(c->x, 0, c->d_words, true, &c->host_chan));
@@ -262,7 +336,7 @@ static void proxy_finalize(gshmemi_state *s, void *tctx) {
             gshmemi_warn("gshmem_finalize: the proxy transport did not finalize cleanly");
     }
     if (c->d_words) cudaFree(c->d_words);
-    if (c->amo_out) cudaFreeHost(c->amo_out);
+    if (c->words) cudaFreeHost(c->words);
     if (c->stream) cudaStreamDestroy(c->stream);
     free(c);
 }
