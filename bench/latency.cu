@@ -93,14 +93,18 @@ static const char usage[] =
     "  one-way latency of p/g/put/get/atomics/signals between PEs 0 and 1, and barrier time over\n"
     "  all PEs, in microseconds (median of trials)\n"
     "  --iters N   round trips per trial (default 10000)\n"
+    "  --p-only    the p ping-pong alone (with GSHMEM_DEBUG=1 across nodes the proxy then prints\n"
+    "              the time split of p alone at finalize)\n"
     "  --help      this text\n";
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     int iters = 10000;
+    bool p_only = false;
     for (int a = 1; a < argc; a++) {
         const char *v;
         if (bench_is_help(argv[a])) bench_usage_exit(usage, 0);
+        else if (!strcmp(argv[a], "--p-only")) p_only = true;
         else if (bench_opt(argc, argv, &a, "--iters", &v) && (iters = (int)bench_parse_count(v)) >= 4) continue;
         else bench_usage_exit(usage, 2);
     }
@@ -154,6 +158,13 @@ int main(int argc, char **argv) {
     float p_min = *std::min_element(per_place.begin(), per_place.end());
     float p_max = *std::max_element(per_place.begin(), per_place.end());
     bench_barrier_all();
+    if (p_only) {
+        if (me == 0)
+            printf(BENCH_LIB " p ping-pong one-way: %.3f us (median over %d flag placements of each one's median "
+                   "of 5 x %d round trips; placements %.3f .. %.3f)\n", p_us, PLACES, iters / 4, p_min, p_max);
+        bench_finalize();
+        return 0;
+    }
 
     /* The chase visits one 8-byte entry per 128-byte line of a 64 MiB array (more than the
      * 50 MiB L2), each step a line it has not visited before, and every trial goes on where

@@ -51,6 +51,7 @@ typedef struct sbuf {
     size_t len;         /* bytes of a pending response */
     uint64_t op_id;     /* a request's record (its send may fail); a get answer's record */
     uint64_t t;         /* memops ticket it waits for (to_send, placing) */
+    double t_in;        /* when it entered to_send / when its request was received */
     struct sbuf *req;   /* a response in `placing`: the receive buffer of its request */
     struct sbuf *next;
 } sbuf;
@@ -78,6 +79,10 @@ struct staged {
     int *credits;       /* [npes] */
     partial *parts;
     int n_parts, cap_parts;
+    /* time split (GSHMEM_DEBUG=1 prints it at finalize): request queued -> handed to the
+     * provider (source copy), request received -> placed in GPU memory (target) */
+    double send_wait_sum, send_wait_max, place_sum, place_max;
+    uint64_t n_sent, n_placed;
 };
 
 static void bq_push(bq *q, sbuf *b) {
@@ -148,6 +153,12 @@ gshmemi_status gshmemi_staged_open(gshmemi_proxy *x) {
 void gshmemi_staged_close(gshmemi_proxy *x) {
     struct staged *s = x->st;
     if (!s) return;
+    if (s->n_sent || s->n_placed)
+        gshmemi_info("proxy: %llu requests sent, queued -> provider mean %.2f us (max %.1f); %llu requests served, "
+                     "received -> placed in GPU memory mean %.2f us (max %.1f)", (unsigned long long)s->n_sent,
+                     s->n_sent ? 1e6 * s->send_wait_sum / (double)s->n_sent : 0.0, 1e6 * s->send_wait_max,
+                     (unsigned long long)s->n_placed, s->n_placed ? 1e6 * s->place_sum / (double)s->n_placed : 0.0,
+                     1e6 * s->place_max);
     if (x->p.mem.flush) x->p.mem.flush(x->p.mem.ctx);   /* nothing may still copy from/to the slab */
     if (s->slab && x->p.mem.unpin) x->p.mem.unpin(x->p.mem.ctx, s->slab);
     free(s->slab);
@@ -254,6 +265,7 @@ int gshmemi_staged_pump(gshmemi_proxy *x, op_rec *r) {
         b->peer = pe;
         b->len = HDR + (size_t)payload;
         b->t = mark(x);   /* its source bytes are in b once the memops pass this */
+        b->t_in = gshmemi_proxy_now();
         bq_push(&s->to_send, b);
         s->credits[pe]--;
         r->posted += bulk && len ? len : 1;
@@ -279,6 +291,10 @@ static int send_requests(gshmemi_proxy *x) {
         }
         bq_pop(&s->to_send);
         work++;
+        double w = gshmemi_proxy_now() - b->t_in;
+        s->send_wait_sum += w;
+        s->n_sent++;
+        if (w > s->send_wait_max) s->send_wait_max = w;
         if (r) r->blocked = 0;
         if (ret) {
             bq_push(&s->free_req, b);
@@ -452,6 +468,10 @@ static int finish_placed(gshmemi_proxy *x) {
         bq_pop(&s->placing);
         work++;
         if (b->pool == P_RSP) {
+            double w = gshmemi_proxy_now() - b->req->t_in;
+            s->place_sum += w;
+            s->n_placed++;
+            if (w > s->place_max) s->place_max = w;
             send_response(x, b);
             post_recv(x, b->req);
             continue;
@@ -478,6 +498,7 @@ static void on_recv(gshmemi_proxy *x, sbuf *b, size_t len) {
         if (on_response(x, b, m, b->data + HDR, len > HDR ? len - HDR : 0)) post_recv(x, b);
         return;
     }
+    b->t_in = gshmemi_proxy_now();
     if (x->st->deferred.h || !serve(x, b)) bq_push(&x->st->deferred, b);   /* keep arrival order */
 }
 
