@@ -31,6 +31,7 @@ static int poll(cudaStream_t s, double limit) {
 int main(int argc, char **argv) {
     int nuser = argc > 1 ? atoi(argv[1]) : 8;
     int prio_hi = argc > 2 ? atoi(argv[2]) : 1;
+    int pdl = argc > 3 ? atoi(argv[3]) : 0;   /* spinner launched with programmatic stream serialization */
     int lo, hi;
     CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
     cudaStream_t *us = (cudaStream_t *)calloc(nuser + 1, sizeof *us);
@@ -47,8 +48,21 @@ int main(int argc, char **argv) {
     for (int u = 0; u <= nuser; u++) {
         for (int op = 0; op < 4; op++) {
             *(volatile int *)flag = 0;
-            spin<<<1, 1, 0, us[u]>>>(flag);
-            CK(cudaGetLastError());
+            if (pdl) {   /* as the library launches its barrier kernel */
+                cudaLaunchConfig_t cfg = {};
+                cudaLaunchAttribute at[1];
+                at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+                at[0].val.programmaticStreamSerializationAllowed = 1;
+                cfg.gridDim = dim3(1);
+                cfg.blockDim = dim3(32);
+                cfg.stream = us[u];
+                cfg.attrs = at;
+                cfg.numAttrs = 1;
+                CK(cudaLaunchKernelEx(&cfg, spin, (volatile int *)flag));
+            } else {
+                spin<<<1, 1, 0, us[u]>>>(flag);
+                CK(cudaGetLastError());
+            }
             if (op == 0) CK(cudaMemcpyAsync(dbuf, hbuf, 8, cudaMemcpyHostToDevice, ps));
             if (op == 1) CK(cudaMemcpyAsync(hbuf, dbuf, 8, cudaMemcpyDeviceToHost, ps));
             if (op == 2) { one<<<1, 1, 0, ps>>>(dbuf); CK(cudaGetLastError()); }
@@ -63,8 +77,9 @@ int main(int argc, char **argv) {
             CK(cudaDeviceSynchronize());
         }
     }
-    printf("blocked %d of %d (CUDA_DEVICE_MAX_CONNECTIONS=%s, proxy priority %s)\n", blocked_total,
-           4 * (nuser + 1), getenv("CUDA_DEVICE_MAX_CONNECTIONS") ? getenv("CUDA_DEVICE_MAX_CONNECTIONS") : "unset",
+    printf("blocked %d of %d (pdl %d, MPS_ACTIVE_THREAD_PERCENTAGE=%s, CUDA_DEVICE_MAX_CONNECTIONS=%s, proxy priority %s)\n", blocked_total, 4 * (nuser + 1), pdl,
+           getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") ? getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") : "unset",
+           getenv("CUDA_DEVICE_MAX_CONNECTIONS") ? getenv("CUDA_DEVICE_MAX_CONNECTIONS") : "unset",
            prio_hi ? "high" : "low");
     return 0;
 }

@@ -42,6 +42,12 @@ typedef struct proxy_tctx {
     bool dirty;                   /* operations enqueued since the last mark */
     amo_pend pend[AMO_SLOTS];     /* atomics whose old value is still on its way */
     unsigned pend_h, pend_n;
+    struct {                      /* the last OPLOG operations: what a stall waits for */
+        uint64_t t;
+        const char *what;
+        uint64_t addr, n;
+    } oplog[64];
+    unsigned n_ops;
     uint64_t stall_at;            /* done() value when it last moved ... */
     double stall_since, stall_warned;  /* ... and when; the last "no progress" warning */
 } proxy_tctx;
@@ -80,12 +86,21 @@ static int cu_fail(const char *what, CUresult r) {
     return GSHMEM_ERR_INTERNAL;
 }
 
+static void logop(proxy_tctx *c, const char *what, const void *addr, uint64_t n) {
+    c->dirty = true;
+    unsigned k = c->n_ops++ % 64;
+    c->oplog[k].t = c->issued + 1;   /* the next mark covers it */
+    c->oplog[k].what = what;
+    c->oplog[k].addr = (uint64_t)(uintptr_t)addr;
+    c->oplog[k].n = n;
+}
+
 static int mem_copy_to(void *ctx, void *dst_dev, const void *src_host, size_t n) {
     proxy_tctx *c = ctx;
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
     cudaError_t e = cudaMemcpyAsync(dst_dev, src_host, n, cudaMemcpyDefault, c->stream);
     if (e != cudaSuccess) return mem_fail("copy into GPU memory (cudaMemcpyAsync)", e);
-    c->dirty = true;
+    logop(c, "copy to", dst_dev, n);
     return 0;
 }
 
@@ -94,7 +109,7 @@ static int mem_copy_from(void *ctx, void *dst_host, const void *src_dev, size_t 
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
     cudaError_t e = cudaMemcpyAsync(dst_host, src_dev, n, cudaMemcpyDefault, c->stream);
     if (e != cudaSuccess) return mem_fail("copy from GPU memory (cudaMemcpyAsync)", e);
-    c->dirty = true;
+    logop(c, "copy from", src_dev, n);
     return 0;
 }
 
@@ -132,10 +147,19 @@ static uint64_t mem_done(void *ctx) {
     else if (now - c->stall_since > 1.0 && now - c->stall_warned > 10.0) {
         c->stall_warned = now;
         cudaError_t e = cudaStreamQuery(c->stream);
+        char first[256] = "";   /* the logged operations of the first mark not passed */
+        size_t len = 0;
+        for (unsigned i = c->n_ops > 64 ? c->n_ops - 64 : 0; i < c->n_ops && len < sizeof first - 64; i++) {
+            unsigned k = i % 64;
+            if (c->oplog[k].t != v + 1) continue;
+            len += (size_t)snprintf(first + len, sizeof first - len, "%s%s %#llx (%llu B)", len ? ", " : "",
+                                    c->oplog[k].what, (unsigned long long)c->oplog[k].addr,
+                                    (unsigned long long)c->oplog[k].n);
+        }
         gshmemi_warn("proxy: memory operations on the GPU made no progress for %.1f s (%llu of %llu marks "
-                     "passed; stream: %s): copies and atomics for peers wait behind something on this GPU",
-                     now - c->stall_since, (unsigned long long)v, (unsigned long long)c->issued,
-                     e == cudaErrorNotReady ? "busy" : cudaGetErrorString(e));
+                     "passed; stream: %s; waiting: %s): copies and atomics for peers wait behind something on "
+                     "this GPU", now - c->stall_since, (unsigned long long)v, (unsigned long long)c->issued,
+                     e == cudaErrorNotReady ? "busy" : cudaGetErrorString(e), len ? first : "?");
     }
     return v;
 }
@@ -170,7 +194,7 @@ static int mem_atomic(void *ctx, void *dev_addr, int op, size_t size, uint64_t o
     cudaError_t e = (cudaError_t)gshmemi_launch_amo(c->stream, op, size, dev_addr, operand, compare,
                                                     c->d_words_host + 1 + slot);
     if (e != cudaSuccess) return mem_fail("atomic on GPU memory (one-thread kernel)", e);
-    c->dirty = true;
+    logop(c, "atomic kernel", dev_addr, size);
     c->pend[slot] = (amo_pend){.t = c->issued + 1, .old = old};   /* the next mark covers it */
     c->pend_n++;
     return 0;
@@ -188,11 +212,12 @@ static int mem_signal(void *ctx, uint64_t *dev_addr, int sig_op, uint64_t value)
         CUresult r = cuStreamWriteValue64((CUstream)c->stream, (CUdeviceptr)(uintptr_t)dev_addr, value,
                                           CU_STREAM_WRITE_VALUE_DEFAULT);
         if (r != CUDA_SUCCESS) return cu_fail("signal update in GPU memory (cuStreamWriteValue64)", r);
+        logop(c, "signal set (stream write)", dev_addr, 8);
     } else {
         cudaError_t e = (cudaError_t)gshmemi_launch_signal(c->stream, dev_addr, value, sig_op, 1);
         if (e != cudaSuccess) return mem_fail("signal update in GPU memory (one-thread kernel)", e);
+        logop(c, "signal add kernel", dev_addr, 8);
     }
-    c->dirty = true;
     return 0;
 }
 
