@@ -34,39 +34,15 @@ int main(int argc, char **argv) {
     int pdl = argc > 3 ? atoi(argv[3]) : 0;   /* spinner launched with programmatic stream serialization */
     int lo, hi;
     CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
-    int proxy_first = argc > 4 ? atoi(argv[4]) : 0;   /* create the "proxy" stream before the others */
-    int vmm = argc > 5 ? atoi(argv[5]) : 0;           /* copy into VMM memory (cuMemCreate), as the heap */
     cudaStream_t *us = (cudaStream_t *)calloc(nuser + 1, sizeof *us);
-    cudaStream_t ps;
-    if (proxy_first) CK(cudaStreamCreateWithPriority(&ps, cudaStreamNonBlocking, prio_hi ? hi : lo));
     us[0] = 0;  /* legacy default stream */
     for (int i = 1; i <= nuser; i++) CK(cudaStreamCreateWithFlags(&us[i], cudaStreamNonBlocking));
-    if (!proxy_first) CK(cudaStreamCreateWithPriority(&ps, cudaStreamNonBlocking, prio_hi ? hi : lo));
+    cudaStream_t ps;
+    CK(cudaStreamCreateWithPriority(&ps, cudaStreamNonBlocking, prio_hi ? hi : lo));
     int *flag, *hbuf, *dbuf;
     CK(cudaHostAlloc((void **)&flag, 4, cudaHostAllocMapped));
     CK(cudaHostAlloc((void **)&hbuf, 64, cudaHostAllocDefault));
-    if (vmm) {
-        CUmemAllocationProp prop = {};
-        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-        prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-        prop.location.id = 0;
-        prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-        size_t g = 0;
-        cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
-        CUmemGenericAllocationHandle h;
-        CUdeviceptr va;
-        if (cuMemCreate(&h, g, &prop, 0) || cuMemAddressReserve(&va, g, 0, 0, 0) || cuMemMap(va, g, 0, h, 0)) {
-            fprintf(stderr, "VMM allocation failed\n");
-            exit(1);
-        }
-        CUmemAccessDesc acc = {};
-        acc.location = prop.location;
-        acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-        if (cuMemSetAccess(va, g, &acc, 1)) { fprintf(stderr, "cuMemSetAccess failed\n"); exit(1); }
-        dbuf = (int *)va;
-    } else {
-        CK(cudaMalloc((void **)&dbuf, 64));
-    }
+    CK(cudaMalloc((void **)&dbuf, 64));
     const char *names[4] = {"h2d 8B", "d2h 8B", "kernel", "writeValue64"};
     int blocked_total = 0;
     for (int u = 0; u <= nuser; u++) {
@@ -101,7 +77,6 @@ int main(int argc, char **argv) {
             CK(cudaDeviceSynchronize());
         }
     }
-    printf("proxy stream %s, %s destination: ", proxy_first ? "first" : "last", vmm ? "VMM" : "cudaMalloc");
     printf("blocked %d of %d (pdl %d, MPS_ACTIVE_THREAD_PERCENTAGE=%s, CUDA_DEVICE_MAX_CONNECTIONS=%s, proxy priority %s)\n", blocked_total, 4 * (nuser + 1), pdl,
            getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") ? getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") : "unset",
            getenv("CUDA_DEVICE_MAX_CONNECTIONS") ? getenv("CUDA_DEVICE_MAX_CONNECTIONS") : "unset",

@@ -33,8 +33,6 @@ typedef struct proxy_tctx {
     uint64_t *d_words;            /* GPU memory: [0] producers' tail, [1] chan_seen */
     int cuda_dev;
     bool remote_any;
-    char *heap_base;              /* the heap (GPU memory): small placements there are stream */
-    size_t heap_mapped;           /* writes; atomic: chunk_added grows it while the proxy runs */
     /* staged mode's memory operations (proxy thread only) */
     cudaStream_t stream;          /* copies, atomic kernels and stream memory operations */
     uint64_t *words;              /* pinned, mapped: [0] the last ticket the stream passed,
@@ -97,47 +95,9 @@ static void logop(proxy_tctx *c, const char *what, const void *addr, uint64_t n)
     c->oplog[k].n = n;
 }
 
-#define SMALL_WORDS 32   /* placements up to this many 4-byte words go as stream writes */
-
-/* A small placement of whole aligned words in the heap: stream memory operations (one batch of
- * 32- and 64-bit writes, performed by the GPU's front end) rather than a copy engine transfer.
- * 0: done; 1: not such a placement; -1: failed. */
-static int write_words(proxy_tctx *c, void *dst_dev, const void *src_host, size_t n) {
-    uint64_t a = (uint64_t)(uintptr_t)dst_dev, base = (uint64_t)(uintptr_t)c->heap_base;
-    size_t mapped = __atomic_load_n(&c->heap_mapped, __ATOMIC_ACQUIRE);
-    if (!n || (a | n) & 3 || n > 4 * SMALL_WORDS || a < base || a - base > mapped || mapped - (a - base) < n)
-        return 1;
-    CUstreamBatchMemOpParams ops[SMALL_WORDS];
-    unsigned k = 0;
-    const char *s = src_host;
-    for (size_t off = 0; off < n; k++) {
-        memset(&ops[k], 0, sizeof ops[k]);
-        ops[k].writeValue.address = (CUdeviceptr)(a + off);
-        if (!((a + off) & 7) && n - off >= 8) {
-            ops[k].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
-            memcpy(&ops[k].writeValue.value64, s + off, 8);
-            off += 8;
-        } else {
-            ops[k].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
-            memcpy(&ops[k].writeValue.value, s + off, 4);
-            off += 4;
-        }
-        ops[k].writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
-    }
-    CUresult r = cuStreamBatchMemOp((CUstream)c->stream, k, ops, 0);
-    if (r != CUDA_SUCCESS) {
-        cu_fail("small placement in GPU memory (cuStreamBatchMemOp)", r);
-        return -1;
-    }
-    logop(c, "stream writes to", dst_dev, n);
-    return 0;
-}
-
 static int mem_copy_to(void *ctx, void *dst_dev, const void *src_host, size_t n) {
     proxy_tctx *c = ctx;
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    int w = write_words(c, dst_dev, src_host, n);
-    if (w <= 0) return w ? GSHMEM_ERR_INTERNAL : 0;
     cudaError_t e = cudaMemcpyAsync(dst_dev, src_host, n, cudaMemcpyDefault, c->stream);
     if (e != cudaSuccess) return mem_fail("copy into GPU memory (cudaMemcpyAsync)", e);
     logop(c, "copy to", dst_dev, n);
@@ -303,8 +263,6 @@ static gshmemi_status proxy_chunk_added(gshmemi_state *s, void *tctx, const gshm
     proxy_tctx *c = tctx;
     (void)ch;
     if (!c) return GSHMEM_SUCCESS;
-    c->heap_base = s->heap.base;
-    __atomic_store_n(&c->heap_mapped, s->heap.mapped, __ATOMIC_RELEASE);
     if (c->x) {
         gshmemi_proxy_set_heap(c->x, s->heap.base, s->heap.mapped);
         return GSHMEM_SUCCESS;
