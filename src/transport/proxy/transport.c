@@ -157,9 +157,12 @@ static uint64_t mem_done(void *ctx) {
                                     (unsigned long long)c->oplog[k].n);
         }
         gshmemi_warn("proxy: memory operations on the GPU made no progress for %.1f s (%llu of %llu marks "
-                     "passed; stream: %s; waiting: %s): copies and atomics for peers wait behind something on "
-                     "this GPU", now - c->stall_since, (unsigned long long)v, (unsigned long long)c->issued,
-                     e == cudaErrorNotReady ? "busy" : cudaGetErrorString(e), len ? first : "?");
+                     "passed; stream: %s; waiting: %s): data and atomics from other nodes wait behind something "
+                     "on this GPU, most likely a kernel queued behind a spinning wait in a stream that shares the "
+                     "proxy stream's hardware queue; raise CUDA_DEVICE_MAX_CONNECTIONS (now %s) before the CUDA "
+                     "context is made (docs/environment.md)", now - c->stall_since, (unsigned long long)v, (unsigned long long)c->issued,
+                     e == cudaErrorNotReady ? "busy" : cudaGetErrorString(e), len ? first : "?",
+                     getenv("CUDA_DEVICE_MAX_CONNECTIONS") ? getenv("CUDA_DEVICE_MAX_CONNECTIONS") : "unset: 8");
     }
     return v;
 }
