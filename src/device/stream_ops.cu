@@ -28,34 +28,6 @@ __global__ void gshmemi_amo_kernel(int op, U *p, U value, U cond, uint64_t *out)
     if (out) *(volatile uint64_t *)out = r;
 }
 
-// The proxy's atomics in order: each lane loads one descriptor (the loads over PCIe overlap),
-// then the lanes apply theirs one after another, so atomics on one address keep their order.
-template <typename U> __device__ uint64_t gshmemi_amo_apply(int op, U *p, U value, U cond) {
-    if (op == GSHMEMI_AMO_FETCH) return gshmemi_ld_relaxed(p);
-    if (op == GSHMEMI_AMO_SET) {
-        gshmemi_st_relaxed(p, value);
-        return 0;
-    }
-    return gshmemi_atom_raw(op, p, value, cond);
-}
-
-__global__ void gshmemi_amo_batch_kernel(const gshmemi_amo_op *ops, int n, uint64_t *out) {
-    for (int base = 0; base < n; base += 32) {
-        int i = base + (int)threadIdx.x;
-        gshmemi_amo_op o = {};
-        if (i < n) o = ops[i];
-        for (int l = 0; l < 32 && base + l < n; l++) {
-            if ((int)threadIdx.x == l) {
-                uint64_t r = o.size == 4 ? gshmemi_amo_apply<uint32_t>(o.op, (uint32_t *)o.addr, (uint32_t)o.value,
-                                                                       (uint32_t)o.cond)
-                                         : gshmemi_amo_apply<uint64_t>(o.op, (uint64_t *)o.addr, o.value, o.cond);
-                *(volatile uint64_t *)&out[i] = r;
-            }
-            __syncwarp();
-        }
-    }
-}
-
 __global__ void gshmemi_signal_kernel(uint64_t *p, uint64_t value, int sig_op, int release) {
     if (release) gshmemi_signal_release(p, value, sig_op);
     else gshmemi_signal_relaxed(p, value, sig_op);
@@ -118,11 +90,6 @@ extern "C" int gshmemi_launch_amo(void *stream, int op, size_t size, void *p, ui
         gshmemi_amo_kernel<<<1, 1, 0, s>>>(op, (uint32_t *)p, (uint32_t)value, (uint32_t)cond, out);
     else
         gshmemi_amo_kernel<<<1, 1, 0, s>>>(op, (uint64_t *)p, value, cond, out);
-    return (int)cudaGetLastError();
-}
-
-extern "C" int gshmemi_launch_amo_batch(void *stream, const gshmemi_amo_op *ops, int n, uint64_t *out) {
-    gshmemi_amo_batch_kernel<<<1, 32, 0, (cudaStream_t)stream>>>(ops, n, out);
     return (int)cudaGetLastError();
 }
 

@@ -251,13 +251,6 @@ int gshmemi_launch_barrier_all(void *stream);
  * accessible, may be NULL). */
 int gshmemi_launch_amo(void *stream, int op, size_t size, void *p, uint64_t value, uint64_t cond,
                        uint64_t *out);
-/* A batch of atomics (the proxy's, for PEs of other nodes), applied in order by one warp:
- * ops[i] read from device-accessible memory, the old value of ops[i] to out[i]. */
-typedef struct gshmemi_amo_op {
-    uint64_t addr, value, cond;
-    int32_t op, size;
-} gshmemi_amo_op;
-int gshmemi_launch_amo_batch(void *stream, const gshmemi_amo_op *ops, int n, uint64_t *out);
 /* The on-stream forms to a remote PE: a one-thread kernel makes the device call (which
  * posts to the proxy ring and, for PUT/GET/PUT_SIGNAL, waits until the proxy completed it).
  * sym: the symmetric address on pe; local: this PE's buffer. */

@@ -42,9 +42,6 @@ typedef struct proxy_tctx {
     bool dirty;                   /* operations enqueued since the last mark */
     amo_pend pend[AMO_SLOTS];     /* atomics whose old value is still on its way */
     unsigned pend_h, pend_n;
-    unsigned unlaunched;          /* the last of them, not yet given to a batch kernel */
-    gshmemi_amo_op *batch;        /* pinned, mapped: [AMO_SLOTS] descriptors, slot = pend's */
-    gshmemi_amo_op *d_batch;
     struct {                      /* the last OPLOG operations: what a stall waits for */
         uint64_t t;
         const char *what;
@@ -98,24 +95,9 @@ static void logop(proxy_tctx *c, const char *what, const void *addr, uint64_t n)
     c->oplog[k].n = n;
 }
 
-/* The atomics gathered since the last launch, as one batch kernel (two when the slots wrap):
- * called before anything else goes on the stream, so the stream keeps the proxy's order. */
-static int launch_batch(proxy_tctx *c) {
-    if (!c->unlaunched) return 0;
-    unsigned start = (c->pend_h + c->pend_n - c->unlaunched) % AMO_SLOTS;
-    unsigned n1 = AMO_SLOTS - start < c->unlaunched ? AMO_SLOTS - start : c->unlaunched;
-    cudaError_t e = (cudaError_t)gshmemi_launch_amo_batch(c->stream, c->d_batch + start, (int)n1,
-                                                          c->d_words_host + 1 + start);
-    if (e == cudaSuccess && n1 < c->unlaunched)
-        e = (cudaError_t)gshmemi_launch_amo_batch(c->stream, c->d_batch, (int)(c->unlaunched - n1),
-                                                  c->d_words_host + 1);
-    c->unlaunched = 0;
-    return e == cudaSuccess ? 0 : mem_fail("atomics on GPU memory (batch kernel)", e);
-}
-
 static int mem_copy_to(void *ctx, void *dst_dev, const void *src_host, size_t n) {
     proxy_tctx *c = ctx;
-    if (bind_thread(c) || launch_batch(c)) return GSHMEM_ERR_INTERNAL;
+    if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
     cudaError_t e = cudaMemcpyAsync(dst_dev, src_host, n, cudaMemcpyDefault, c->stream);
     if (e != cudaSuccess) return mem_fail("copy into GPU memory (cudaMemcpyAsync)", e);
     logop(c, "copy to", dst_dev, n);
@@ -124,7 +106,7 @@ static int mem_copy_to(void *ctx, void *dst_dev, const void *src_host, size_t n)
 
 static int mem_copy_from(void *ctx, void *dst_host, const void *src_dev, size_t n) {
     proxy_tctx *c = ctx;
-    if (bind_thread(c) || launch_batch(c)) return GSHMEM_ERR_INTERNAL;
+    if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
     cudaError_t e = cudaMemcpyAsync(dst_host, src_dev, n, cudaMemcpyDefault, c->stream);
     if (e != cudaSuccess) return mem_fail("copy from GPU memory (cudaMemcpyAsync)", e);
     logop(c, "copy from", src_dev, n);
@@ -134,7 +116,7 @@ static int mem_copy_from(void *ctx, void *dst_host, const void *src_dev, size_t 
 static uint64_t mem_mark(void *ctx) {
     proxy_tctx *c = ctx;
     if (!c->dirty) return c->issued;
-    if (bind_thread(c) || launch_batch(c)) return c->issued + 1;   /* never passes: the records time out */
+    if (bind_thread(c)) return c->issued;
     CUresult r = cuStreamWriteValue64((CUstream)c->stream, (CUdeviceptr)(uintptr_t)c->d_words_host, c->issued + 1,
                                       CU_STREAM_WRITE_VALUE_DEFAULT);
     if (r != CUDA_SUCCESS) {   /* the operations' records time out with their own messages */
@@ -200,11 +182,9 @@ static int mem_flush(void *ctx) {
     return 0;
 }
 
-/* System-scope atomics by a batch kernel (one warp applies them in order): atomic with the
- * GPU's own atomics on the location (they all meet in its L2), like the host forms of the
- * atomics (amo.c). The descriptor goes to a slot of pinned host memory and the kernel is
- * launched before the next other operation or mark; the old value comes back in the slot's
- * word, and done() hands it over. */
+/* One system-scope atomic by a one-thread kernel: atomic with the GPU's own atomics on the
+ * location (they all meet in its L2), like the host forms of the atomics (amo.c). Its old
+ * value goes to a slot of pinned host memory; done() hands it over. */
 static int mem_atomic(void *ctx, void *dev_addr, int op, size_t size, uint64_t operand, uint64_t compare,
                       uint64_t *old) {
     proxy_tctx *c = ctx;
@@ -214,12 +194,12 @@ static int mem_atomic(void *ctx, void *dev_addr, int op, size_t size, uint64_t o
         if (st) return st;
     }
     unsigned slot = (c->pend_h + c->pend_n) % AMO_SLOTS;
-    c->batch[slot] = (gshmemi_amo_op){.addr = (uint64_t)(uintptr_t)dev_addr, .value = operand, .cond = compare,
-                                      .op = op, .size = (int32_t)size};
+    cudaError_t e = (cudaError_t)gshmemi_launch_amo(c->stream, op, size, dev_addr, operand, compare,
+                                                    c->d_words_host + 1 + slot);
+    if (e != cudaSuccess) return mem_fail("atomic on GPU memory (one-thread kernel)", e);
+    logop(c, "atomic kernel", dev_addr, size);
     c->pend[slot] = (amo_pend){.t = c->issued + 1, .old = old};   /* the next mark covers it */
     c->pend_n++;
-    c->unlaunched++;
-    logop(c, "atomic", dev_addr, size);
     return 0;
 }
 
@@ -231,7 +211,6 @@ static int mem_atomic(void *ctx, void *dev_addr, int op, size_t size, uint64_t o
 static int mem_signal(void *ctx, uint64_t *dev_addr, int sig_op, uint64_t value) {
     proxy_tctx *c = ctx;
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    if (launch_batch(c)) return GSHMEM_ERR_INTERNAL;
     if (sig_op == GSHMEM_SIGNAL_SET) {
         CUresult r = cuStreamWriteValue64((CUstream)c->stream, (CUdeviceptr)(uintptr_t)dev_addr, value,
                                           CU_STREAM_WRITE_VALUE_DEFAULT);
@@ -297,8 +276,6 @@ static gshmemi_status proxy_chunk_added(gshmemi_state *s, void *tctx, const gshm
     GSHMEMI_CUDA(cudaHostAlloc((void **)&c->words, (1 + AMO_SLOTS) * sizeof *c->words, cudaHostAllocMapped));
     memset(c->words, 0, (1 + AMO_SLOTS) * sizeof *c->words);
     GSHMEMI_CUDA(cudaHostGetDevicePointer((void **)&c->d_words_host, c->words, 0));
-    GSHMEMI_CUDA(cudaHostAlloc((void **)&c->batch, AMO_SLOTS * sizeof *c->batch, cudaHostAllocMapped));
-    GSHMEMI_CUDA(cudaHostGetDevicePointer((void **)&c->d_batch, c->batch, 0));
     GSHMEMI_CUDA(cudaMalloc((void **)&c->d_words, 2 * sizeof(uint64_t)));
     GSHMEMI_CUDA(cudaMemset(c->d_words, 0, 2 * sizeof(uint64_t)));
     gshmemi_proxy_params p = {
@@ -388,7 +365,6 @@ static void proxy_finalize(gshmemi_state *s, void *tctx) {
     }
     if (c->d_words) cudaFree(c->d_words);
     if (c->words) cudaFreeHost(c->words);
-    if (c->batch) cudaFreeHost(c->batch);
     if (c->stream) cudaStreamDestroy(c->stream);
     free(c);
 }
