@@ -28,12 +28,13 @@ static uint64_t pow2_ceil(uint64_t v) {
  * job deadlocks (measured: test_wait at 2 nodes x 2 PEs on one H100, 4 runs in 4 stalled with
  * the default, 3 in 3 passed with 16; 32 each made context creation fail for 4 PEs). When the job
  * spans nodes and the user has not chosen, ask for more queues before the context exists: 16 up
- * to 4 PEs per GPU, else 8. Returns a description of what was set, or NULL. */
-static const char *connections_for_proxy(const gshmemi_state *s, int gpus) {
+ * to 4 PEs on the host, else 8. Returns a description of what was set, or NULL. */
+static const char *connections_for_proxy(const gshmemi_state *s) {
     if (s->boot.n_nodes <= 1 || getenv("CUDA_DEVICE_MAX_CONNECTIONS")) return NULL;
     int hosts = s->boot.n_hosts > 0 ? s->boot.n_hosts : 1;
-    int per_gpu = (s->npes / hosts + gpus - 1) / (gpus > 0 ? gpus : 1);
-    setenv("CUDA_DEVICE_MAX_CONNECTIONS", per_gpu <= 4 ? "16" : "8", 0);
+    /* read by the driver at cuInit: the GPU count is not known yet, the PEs of this host bound
+     * the PEs per GPU */
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", s->npes / hosts <= 4 ? "16" : "8", 0);
     return "set by gshmem for the proxy transport";
 }
 
@@ -41,6 +42,7 @@ gshmemi_status gshmemi_place_select_device(gshmemi_state *s) {
     /* Lazy loading can deadlock a kernel spinning on a flag that a not-yet-loaded kernel
      * would write; if CUDA is not initialized yet this makes loading eager (no override). */
     setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+    const char *conn_set = connections_for_proxy(s);
     CUresult r = cuInit(0);
     if (r == CUDA_ERROR_NO_DEVICE) {
         gshmemi_error("no CUDA GPU is visible to this process (CUDA_VISIBLE_DEVICES='%s'); "
@@ -70,7 +72,6 @@ gshmemi_status gshmemi_place_select_device(gshmemi_state *s) {
             return GSHMEM_ERR_NO_DEVICE;
         }
         GSHMEMI_CU(cuDeviceGet(&dev, want));
-        const char *conn_set = connections_for_proxy(s, count);
         CUcontext ctx;
         r = cuDevicePrimaryCtxRetain(&ctx, dev);
         if (r == CUDA_ERROR_OUT_OF_MEMORY && conn_set)
