@@ -225,6 +225,14 @@ int main(int argc, char **argv) {
         return 127;
     }
     gshmemi_config_load(&gshmemi_cfg);
+    /* PEs in several nodes: the proxy's stream must not share a hardware queue with a stream
+     * blocked behind a spinning kernel (docs/environment.md, CUDA_DEVICE_MAX_CONNECTIONS); set
+     * before the MPS daemon starts, so it and every PE see it (the configuration measured) */
+    if (gshmemi_cfg.NODES > 1 && npes > 1 && !getenv("CUDA_DEVICE_MAX_CONNECTIONS")) {
+        int gpus = gshmrun_count_gpus();
+        int per_gpu = gpus > 0 ? (npes + gpus - 1) / gpus : npes;
+        setenv("CUDA_DEVICE_MAX_CONNECTIONS", per_gpu <= 4 ? "16" : "8", 1);
+    }
     /* before any PE starts: MPS must run before their CUDA contexts exist */
     if (npes > 1) {
         atexit(gshmrun_mps_stop);

@@ -264,7 +264,10 @@ int gshmemi_staged_pump(gshmemi_proxy *x, op_rec *r) {
         b->op_id = op_id_of(r);
         b->peer = pe;
         b->len = HDR + (size_t)payload;
-        b->t = mark(x);   /* its source bytes are in b once the memops pass this */
+        /* a put's source bytes are in b once the memops pass this mark; a request that copied
+         * nothing (p, g, get, atomics, signals) waits for nothing (behind a queued put, it
+         * still goes in order) */
+        b->t = (d->op == GSHMEM_PROXY_OP_PUT || d->op == GSHMEM_PROXY_OP_PUT_SIGNAL) && payload ? mark(x) : 0;
         b->t_in = gshmemi_proxy_now();
         bq_push(&s->to_send, b);
         s->credits[pe]--;
