@@ -42,7 +42,7 @@ typedef struct proxy_tctx {
     bool dirty;                   /* operations enqueued since the last mark */
     amo_pend pend[AMO_SLOTS];     /* atomics whose old value is still on its way */
     unsigned pend_h, pend_n;
-    struct {                      /* the last OPLOG operations: what a stall waits for */
+    struct {                      /* the last 64 operations: what a stall waits for */
         uint64_t t;
         const char *what;
         uint64_t addr, n;
