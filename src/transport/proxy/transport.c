@@ -95,22 +95,25 @@ static void logop(proxy_tctx *c, const char *what, const void *addr, uint64_t n)
     c->oplog[k].n = n;
 }
 
-static int mem_copy_to(void *ctx, void *dst_dev, const void *src_host, size_t n) {
-    proxy_tctx *c = ctx;
+/* One copy on the proxy's stream, either way; `dev` is the GPU side (what a stall names). */
+static int enqueue_copy(proxy_tctx *c, void *dst, const void *src, size_t n, const void *dev, const char *what) {
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    cudaError_t e = cudaMemcpyAsync(dst_dev, src_host, n, cudaMemcpyDefault, c->stream);
-    if (e != cudaSuccess) return mem_fail("copy into GPU memory (cudaMemcpyAsync)", e);
-    logop(c, "copy to", dst_dev, n);
+    cudaError_t e = cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, c->stream);
+    if (e != cudaSuccess) {
+        char msg[64];
+        snprintf(msg, sizeof msg, "%s GPU memory (cudaMemcpyAsync)", what);
+        return mem_fail(msg, e);
+    }
+    logop(c, what, dev, n);
     return 0;
 }
 
+static int mem_copy_to(void *ctx, void *dst_dev, const void *src_host, size_t n) {
+    return enqueue_copy(ctx, dst_dev, src_host, n, dst_dev, "copy to");
+}
+
 static int mem_copy_from(void *ctx, void *dst_host, const void *src_dev, size_t n) {
-    proxy_tctx *c = ctx;
-    if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    cudaError_t e = cudaMemcpyAsync(dst_host, src_dev, n, cudaMemcpyDefault, c->stream);
-    if (e != cudaSuccess) return mem_fail("copy from GPU memory (cudaMemcpyAsync)", e);
-    logop(c, "copy from", src_dev, n);
-    return 0;
+    return enqueue_copy(ctx, dst_host, src_dev, n, src_dev, "copy from");
 }
 
 static uint64_t mem_mark(void *ctx) {
