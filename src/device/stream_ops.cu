@@ -28,6 +28,48 @@ __global__ void gshmemi_amo_kernel(int op, U *p, U value, U cond, uint64_t *out)
     if (out) *(volatile uint64_t *)out = r;
 }
 
+// A batch of atomics from the proxy (staged mode): one thread per descriptor of the ring
+// (first .. first + n - 1, modulo slots), old values to olds[slot]. Atomics on the same 8-byte
+// word apply in the order they arrived (a round each, in arrival order), others at once: the
+// order of one source's operations on one location survives, as it would have one kernel each.
+__global__ void gshmemi_amo_batch_kernel(const gshmemi_amo_desc *ring, uint64_t *olds, unsigned first,
+                                         unsigned n, unsigned slots) {
+    __shared__ uint64_t word[GSHMEMI_AMO_BATCH_MAX];
+    __shared__ unsigned rounds;
+    unsigned i = threadIdx.x, slot = (first + i) % slots, depth = 0;
+    gshmemi_amo_desc d = {};
+    if (i == 0) rounds = 0;
+    if (i < n) {
+        d = ring[slot];
+        word[i] = d.addr >> 3;
+    }
+    __syncthreads();
+    if (i < n) {
+        for (unsigned j = 0; j < i; j++) depth += word[j] == word[i];
+        atomicMax(&rounds, depth + 1);
+    }
+    __threadfence_system();   /* the stream's earlier copies were performed before this kernel */
+    __syncthreads();
+    for (unsigned r = 0; r < rounds; r++) {
+        if (i < n && depth == r) {
+            uint64_t old = 0;
+            if (d.size == 4) {
+                uint32_t *p = (uint32_t *)(uintptr_t)d.addr;
+                if (d.op == GSHMEMI_AMO_FETCH) old = gshmemi_ld_relaxed(p);
+                else if (d.op == GSHMEMI_AMO_SET) gshmemi_st_relaxed(p, (uint32_t)d.operand);
+                else old = gshmemi_atom_raw(d.op, p, (uint32_t)d.operand, (uint32_t)d.compare);
+            } else {
+                uint64_t *p = (uint64_t *)(uintptr_t)d.addr;
+                if (d.op == GSHMEMI_AMO_FETCH) old = gshmemi_ld_relaxed(p);
+                else if (d.op == GSHMEMI_AMO_SET) gshmemi_st_relaxed(p, d.operand);
+                else old = gshmemi_atom_raw(d.op, p, d.operand, d.compare);
+            }
+            *(volatile uint64_t *)&olds[slot] = old;
+        }
+        __syncthreads();
+    }
+}
+
 __global__ void gshmemi_signal_kernel(uint64_t *p, uint64_t value, int sig_op, int release) {
     if (release) gshmemi_signal_release(p, value, sig_op);
     else gshmemi_signal_relaxed(p, value, sig_op);
@@ -90,6 +132,14 @@ extern "C" int gshmemi_launch_amo(void *stream, int op, size_t size, void *p, ui
         gshmemi_amo_kernel<<<1, 1, 0, s>>>(op, (uint32_t *)p, (uint32_t)value, (uint32_t)cond, out);
     else
         gshmemi_amo_kernel<<<1, 1, 0, s>>>(op, (uint64_t *)p, value, cond, out);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int gshmemi_launch_amo_batch(void *stream, const gshmemi_amo_desc *ring, uint64_t *olds,
+                                        unsigned first, unsigned n, unsigned slots) {
+    if (n == 0 || n > GSHMEMI_AMO_BATCH_MAX) return (int)cudaErrorInvalidValue;
+    unsigned threads = (n + 31) / 32 * 32;
+    gshmemi_amo_batch_kernel<<<1, threads, 0, (cudaStream_t)stream>>>(ring, olds, first, n, slots);
     return (int)cudaGetLastError();
 }
 

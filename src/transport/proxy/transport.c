@@ -4,7 +4,7 @@
  * slots in pinned host memory mapped to the GPU; the producers' ticket counter in GPU memory),
  * starts the proxy thread, and gives the device state the channel. Staged mode reaches the
  * GPU heap through the memory operations below (CUDA copies, stream memory operations and
- * one-thread atomic kernels on a stream of the proxy's own, completed asynchronously; atomics
+ * batched atomic kernels on a stream of the proxy's own, completed asynchronously; atomics
  * stay atomic with the GPU's own). The proxy itself (the other files of this folder) names no
  * CUDA. */
 #include <cuda.h>
@@ -17,7 +17,7 @@
 #include "proxy.h"
 #include "gshmem/device/state.h"
 
-#define AMO_SLOTS 256   /* atomics in flight at once (a full table waits for the oldest) */
+#define AMO_SLOTS GSHMEMI_AMO_BATCH_MAX   /* atomics in flight at once (a full table waits for the oldest) */
 
 typedef struct amo_pend {
     uint64_t t;        /* the ticket that covers it */
@@ -36,12 +36,16 @@ typedef struct proxy_tctx {
     /* staged mode's memory operations (proxy thread only) */
     cudaStream_t stream;          /* copies, atomic kernels and stream memory operations */
     uint64_t *words;              /* pinned, mapped: [0] the last ticket the stream passed,
-                                     [1 ..] AMO_SLOTS atomic kernels' old values */
+                                     [1 ..] AMO_SLOTS atomics' old values */
     uint64_t *d_words_host;       /* the same, as the GPU sees it */
-    uint64_t issued;              /* tickets handed out by mark */
-    bool dirty;                   /* operations enqueued since the last mark */
+    gshmemi_amo_desc *amos;       /* pinned, mapped: AMO_SLOTS atomics' descriptors */
+    gshmemi_amo_desc *d_amos;     /* the same, as the GPU sees it */
+    uint64_t issued;              /* tickets whose stream write is enqueued */
+    bool dirty;                   /* operations enqueued that no ticket covers yet */
+    bool marked;                  /* ticket issued + 1 was handed out; its write is not enqueued */
     amo_pend pend[AMO_SLOTS];     /* atomics whose old value is still on its way */
     unsigned pend_h, pend_n;
+    unsigned batch_first, batch_n; /* atomics recorded, not yet launched (pend's newest batch_n) */
     struct {                      /* the last 64 operations: what a stall waits for */
         uint64_t t;
         const char *what;
@@ -53,12 +57,18 @@ typedef struct proxy_tctx {
 } proxy_tctx;
 
 /* ---- memory operations of staged mode (proxy thread only) -----------------------------
- * Every operation goes on one stream of the proxy (high priority, non-blocking); mark puts a
- * cuStreamWriteValue64 of the next ticket into pinned host memory behind them (the write
- * carries a memory barrier: everything before it is visible first), and done reads that
- * word. So the proxy polls host memory instead of synchronizing: it never blocks on the GPU,
- * and an operation that waits for the target GPU (an atomic kernel needs a free block slot)
- * delays only what is queued behind it. */
+ * Every operation goes on one stream of the proxy (high priority, non-blocking). A ticket is
+ * a cuStreamWriteValue64 of its number into pinned host memory behind the operations it
+ * covers (the write carries a memory barrier: everything before it is visible first), and
+ * done reads that word. So the proxy polls host memory instead of synchronizing: it never
+ * blocks on the GPU, and an operation that waits for the target GPU (an atomic kernel needs
+ * a free block slot) delays only what is queued behind it.
+ * Batching: mark hands out the next ticket number without enqueuing its write; the write
+ * goes in when the proxy next asks what is done (commit), so the requests of one pass over
+ * the completion queue share one write. Atomics (and signal adds) are recorded in a ring of
+ * descriptors and launched as one kernel when anything else must be enqueued after them
+ * (a copy, a stream write, a ticket): one launch for every atomic of a pass instead of one
+ * each, in the same stream order. */
 static __thread int thread_bound = -1;
 
 static int bind_thread(proxy_tctx *c) {
@@ -87,7 +97,7 @@ static int cu_fail(const char *what, CUresult r) {
 }
 
 static void logop(proxy_tctx *c, const char *what, const void *addr, uint64_t n) {
-    c->dirty = true;
+    c->dirty = true;   /* the next ticket covers it, whether or not it was handed out already */
     unsigned k = c->n_ops++ % 64;
     c->oplog[k].t = c->issued + 1;   /* the next mark covers it */
     c->oplog[k].what = what;
@@ -95,9 +105,19 @@ static void logop(proxy_tctx *c, const char *what, const void *addr, uint64_t n)
     c->oplog[k].n = n;
 }
 
+/* The recorded atomics as one kernel, before whatever is enqueued next. */
+static int launch_batch(proxy_tctx *c) {
+    if (!c->batch_n) return 0;
+    cudaError_t e = (cudaError_t)gshmemi_launch_amo_batch(c->stream, c->d_amos, c->d_words_host + 1, c->batch_first,
+                                                          c->batch_n, AMO_SLOTS);
+    c->batch_n = 0;
+    if (e != cudaSuccess) return mem_fail("atomics on GPU memory (batch kernel)", e);
+    return 0;
+}
+
 /* One copy on the proxy's stream, either way; `dev` is the GPU side (what a stall names). */
 static int enqueue_copy(proxy_tctx *c, void *dst, const void *src, size_t n, const void *dev, const char *what) {
-    if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
+    if (bind_thread(c) || launch_batch(c)) return GSHMEM_ERR_INTERNAL;
     cudaError_t e = cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, c->stream);
     if (e != cudaSuccess) {
         char msg[64];
@@ -118,20 +138,29 @@ static int mem_copy_from(void *ctx, void *dst_host, const void *src_dev, size_t 
 
 static uint64_t mem_mark(void *ctx) {
     proxy_tctx *c = ctx;
-    if (!c->dirty) return c->issued;
-    if (bind_thread(c)) return c->issued;
+    if (!c->dirty && !c->marked) return c->issued;
+    c->marked = true;   /* commit enqueues its write */
+    c->dirty = false;
+    return c->issued + 1;
+}
+
+/* Enqueues the handed-out ticket's write (after the recorded atomics). */
+static void commit(proxy_tctx *c) {
+    if (!c->marked && !c->batch_n) return;
+    if (bind_thread(c)) return;
+    launch_batch(c);   /* a failure was said; the ticket still passes, the records time out */
+    if (!c->marked) return;
     CUresult r = cuStreamWriteValue64((CUstream)c->stream, (CUdeviceptr)(uintptr_t)c->d_words_host, c->issued + 1,
                                       CU_STREAM_WRITE_VALUE_DEFAULT);
-    if (r != CUDA_SUCCESS) {   /* the operations' records time out with their own messages */
+    if (r != CUDA_SUCCESS)   /* the operations' records time out with their own messages */
         cu_fail("marking memory operations (cuStreamWriteValue64 to host memory)", r);
-        return c->issued + 1;
-    }
-    c->dirty = false;
-    return ++c->issued;
+    c->marked = false;
+    c->issued++;
 }
 
 static uint64_t mem_done(void *ctx) {
     proxy_tctx *c = ctx;
+    commit(c);
     uint64_t v = __atomic_load_n(&c->words[0], __ATOMIC_ACQUIRE);
     while (c->pend_n && c->pend[c->pend_h].t <= v) {
         amo_pend *p = &c->pend[c->pend_h];
@@ -139,7 +168,7 @@ static uint64_t mem_done(void *ctx) {
         c->pend_h = (c->pend_h + 1) % AMO_SLOTS;
         c->pend_n--;
     }
-    if (v >= c->issued || v != c->stall_at) {
+    if (v >= c->issued || v != c->stall_at) {   /* (issued: tickets whose write is enqueued) */
         c->stall_at = v;
         c->stall_since = c->stall_warned = 0;
         return v;
@@ -174,6 +203,7 @@ static int mem_flush(void *ctx) {
     proxy_tctx *c = ctx;
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
     uint64_t t = mem_mark(c);
+    commit(c);
     cudaError_t e = cudaStreamSynchronize(c->stream);
     if (e != cudaSuccess) return mem_fail("completing memory operations (cudaStreamSynchronize)", e);
     for (long i = 0; mem_done(c) < t; i++)   /* the mark's write was performed with the stream */
@@ -185,25 +215,31 @@ static int mem_flush(void *ctx) {
     return 0;
 }
 
-/* One system-scope atomic by a one-thread kernel: atomic with the GPU's own atomics on the
- * location (they all meet in its L2), like the host forms of the atomics (amo.c). Its old
- * value goes to a slot of pinned host memory; done() hands it over. */
-static int mem_atomic(void *ctx, void *dev_addr, int op, size_t size, uint64_t operand, uint64_t compare,
-                      uint64_t *old) {
-    proxy_tctx *c = ctx;
+/* One system-scope atomic, recorded for the next batch kernel: atomic with the GPU's own
+ * atomics on the location (they all meet in its L2), like the host forms of the atomics
+ * (amo.c). Its old value goes to a slot of pinned host memory; done() hands it over. The
+ * descriptor slot is written again only after its ticket passed (the kernel has read it). */
+static int record_atomic(proxy_tctx *c, void *dev_addr, int op, size_t size, uint64_t operand, uint64_t compare,
+                         uint64_t *old, const char *what) {
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
     if (c->pend_n == AMO_SLOTS) {
         int st = mem_flush(c);
         if (st) return st;
     }
     unsigned slot = (c->pend_h + c->pend_n) % AMO_SLOTS;
-    cudaError_t e = (cudaError_t)gshmemi_launch_amo(c->stream, op, size, dev_addr, operand, compare,
-                                                    c->d_words_host + 1 + slot);
-    if (e != cudaSuccess) return mem_fail("atomic on GPU memory (one-thread kernel)", e);
-    logop(c, "atomic kernel", dev_addr, size);
-    c->pend[slot] = (amo_pend){.t = c->issued + 1, .old = old};   /* the next mark covers it */
+    c->amos[slot] = (gshmemi_amo_desc){.addr = (uint64_t)(uintptr_t)dev_addr, .operand = operand, .compare = compare,
+                                       .op = (uint32_t)op, .size = (uint32_t)size};
+    if (!c->batch_n) c->batch_first = slot;
+    c->batch_n++;
+    logop(c, what, dev_addr, size);
+    c->pend[slot] = (amo_pend){.t = c->issued + 1, .old = old};   /* the next ticket covers it */
     c->pend_n++;
     return 0;
+}
+
+static int mem_atomic(void *ctx, void *dev_addr, int op, size_t size, uint64_t operand, uint64_t compare,
+                      uint64_t *old) {
+    return record_atomic(ctx, dev_addr, op, size, operand, compare, old, "atomic");
 }
 
 /* SET is a stream memory operation (cuStreamWriteValue64): no SM is needed, so a signal lands
@@ -213,16 +249,14 @@ static int mem_atomic(void *ctx, void *dev_addr, int op, size_t size, uint64_t o
  * earlier operations of the stream (the data of earlier puts). */
 static int mem_signal(void *ctx, uint64_t *dev_addr, int sig_op, uint64_t value) {
     proxy_tctx *c = ctx;
-    if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    if (sig_op == GSHMEM_SIGNAL_SET) {
+    if (sig_op != GSHMEM_SIGNAL_SET)   /* an add: an atomic of the batch, in stream order */
+        return record_atomic(c, dev_addr, GSHMEM_PROXY_AMO_ADD, 8, value, 0, NULL, "signal add");
+    if (bind_thread(c) || launch_batch(c)) return GSHMEM_ERR_INTERNAL;
+    {
         CUresult r = cuStreamWriteValue64((CUstream)c->stream, (CUdeviceptr)(uintptr_t)dev_addr, value,
                                           CU_STREAM_WRITE_VALUE_DEFAULT);
         if (r != CUDA_SUCCESS) return cu_fail("signal update in GPU memory (cuStreamWriteValue64)", r);
         logop(c, "signal set (stream write)", dev_addr, 8);
-    } else {
-        cudaError_t e = (cudaError_t)gshmemi_launch_signal(c->stream, dev_addr, value, sig_op, 1);
-        if (e != cudaSuccess) return mem_fail("signal update in GPU memory (one-thread kernel)", e);
-        logop(c, "signal add kernel", dev_addr, 8);
     }
     return 0;
 }
@@ -279,6 +313,9 @@ static gshmemi_status proxy_chunk_added(gshmemi_state *s, void *tctx, const gshm
     GSHMEMI_CUDA(cudaHostAlloc((void **)&c->words, (1 + AMO_SLOTS) * sizeof *c->words, cudaHostAllocMapped));
     memset(c->words, 0, (1 + AMO_SLOTS) * sizeof *c->words);
     GSHMEMI_CUDA(cudaHostGetDevicePointer((void **)&c->d_words_host, c->words, 0));
+    GSHMEMI_CUDA(cudaHostAlloc((void **)&c->amos, AMO_SLOTS * sizeof *c->amos, cudaHostAllocMapped));
+    memset(c->amos, 0, AMO_SLOTS * sizeof *c->amos);
+    GSHMEMI_CUDA(cudaHostGetDevicePointer((void **)&c->d_amos, c->amos, 0));
     GSHMEMI_CUDA(cudaMalloc((void **)&c->d_words, 2 * sizeof(uint64_t)));
     GSHMEMI_CUDA(cudaMemset(c->d_words, 0, 2 * sizeof(uint64_t)));
     gshmemi_proxy_params p = {
@@ -368,6 +405,7 @@ static void proxy_finalize(gshmemi_state *s, void *tctx) {
     }
     if (c->d_words) cudaFree(c->d_words);
     if (c->words) cudaFreeHost(c->words);
+    if (c->amos) cudaFreeHost(c->amos);
     if (c->stream) cudaStreamDestroy(c->stream);
     free(c);
 }
