@@ -103,6 +103,7 @@ int main(int argc, char **argv) {
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
+    const bool remote = bench_ptr(b, peer) == NULL;   /* the peer is on another node */
     if (me == 0) {
         printf(BENCH_LIB " bandwidth GB/s (putN/getN: N blocks x 1024 threads, block scope; putthrN: N x 32 "
                "threads, thread scope; putwarpN: N x 1024 threads, warp scope)\n%10s", "size");
@@ -124,6 +125,8 @@ int main(int argc, char **argv) {
             /* thread and warp columns move at most 64 MiB a launch: a few threads are slow */
             int reps = group ? (int)std::max<size_t>(1, std::min<size_t>(1000, (64ull << 20) / sz))
                              : (int)std::max<size_t>(4, std::min<size_t>(1000, (256ull << 20) / sz));
+            /* across nodes every slice is a descriptor for the proxy: at most ~2048 a launch */
+            if (remote) reps = (int)std::max<size_t>(group ? 1 : 4, std::min<size_t>(reps, 2048 / slices));
             int receiver = c.kind == GET_BLOCK ? 0 : 1;   /* whose b slot 0 gets the data */
             CK(cudaMemset(b, 0, sz));
             CK(cudaDeviceSynchronize());

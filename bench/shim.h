@@ -32,6 +32,7 @@
 #define bench_putmem_nbi_block nvshmemx_putmem_nbi_block
 #define bench_getmem_nbi_block nvshmemx_getmem_nbi_block
 #define bench_quiet nvshmem_quiet
+#define bench_ptr nvshmem_ptr
 /* signals: uint64_t words, set or add */
 #define BENCH_SIGNAL_SET NVSHMEM_SIGNAL_SET
 #define BENCH_SIGNAL_ADD NVSHMEM_SIGNAL_ADD
@@ -118,6 +119,7 @@ static inline void bench_init(void) {
 #define bench_putmem_nbi_block gshmemx_putmem_nbi_block
 #define bench_getmem_nbi_block gshmemx_getmem_nbi_block
 #define bench_quiet gshmem_quiet
+#define bench_ptr gshmem_ptr
 #define BENCH_SIGNAL_SET GSHMEM_SIGNAL_SET
 #define BENCH_SIGNAL_ADD GSHMEM_SIGNAL_ADD
 #define BENCH_CMP_EQ GSHMEM_CMP_EQ

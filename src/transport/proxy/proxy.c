@@ -79,7 +79,9 @@ static gshmemi_status check_params(const gshmemi_proxy_params *p) {
 gshmemi_status gshmemi_proxy_create(const gshmemi_proxy_params *p, gshmemi_proxy **out) {
     GSHMEMI_CHECK(check_params(p));
     gshmemi_proxy *x = calloc(1, sizeof *x);
-    if (!x || !(x->peer_dead = calloc((size_t)p->npes, sizeof *x->peer_dead))) {
+    if (!x || !(x->peer_dead = calloc((size_t)p->npes, sizeof *x->peer_dead)) ||
+        !(x->pump_blocked = calloc((size_t)p->npes, sizeof *x->pump_blocked))) {
+        if (x) free(x->peer_dead);
         free(x);
         return GSHMEM_ERR_NO_MEMORY;
     }
@@ -95,6 +97,7 @@ fail:
     gshmemi_fab_close(x);       /* the endpoint first: buffers may still be posted */
     gshmemi_staged_close(x);
     free(x->peer_dead);
+    free(x->pump_blocked);
     free(x);
     return st;
 }
@@ -113,15 +116,24 @@ gshmemi_status gshmemi_proxy_ring(gshmemi_proxy *x, uint64_t n_slots, uint64_t *
 }
 
 /* ---- the loop ------------------------------------------------------------------------- */
+/* One pass over the records with something to post. A record that finds no room (credits,
+ * buffers, the provider's queue) stays, in order, and so do the later records to its PE this
+ * pass without being tried: with thousands of small operations waiting for one peer's
+ * credits, a pass costs one attempt per PE, not one per record. */
 static int pump_all(gshmemi_proxy *x) {
     int work = 0;
     op_rec *prev = NULL, *r = x->pump_head;
+    uint32_t turn = ++x->pump_turn;
     while (r) {
         op_rec *next = r->next;
-        int ret = r->state == REC_ACTIVE ? (x->mode == GSHMEMI_PROXY_DIRECT ? gshmemi_direct_pump(x, r)
-                                                                             : gshmemi_staged_pump(x, r))
-                                         : 0;
+        int pe = r->d.pe;
+        bool peer_ok = pe >= 0 && pe < x->p.npes;
+        int ret = r->state != REC_ACTIVE                    ? 0
+                  : peer_ok && x->pump_blocked[pe] == turn ? -FI_EAGAIN
+                  : x->mode == GSHMEMI_PROXY_DIRECT        ? gshmemi_direct_pump(x, r)
+                                                           : gshmemi_staged_pump(x, r);
         if (ret == -FI_EAGAIN) {   /* keep it, in order */
+            if (peer_ok) x->pump_blocked[pe] = turn;
             prev = r;
             r = next;
             continue;
@@ -134,6 +146,7 @@ static int pump_all(gshmemi_proxy *x) {
         gshmemi_rec_progressed(x, r);   /* may push it again at the tail (next stage) */
         r = next;
     }
+    if (x->mode == GSHMEMI_PROXY_STAGED) work += gshmemi_staged_send(x);
     return work;
 }
 
@@ -286,6 +299,7 @@ gshmemi_status gshmemi_proxy_finalize(gshmemi_proxy *x) {
     gshmemi_staged_close(x);
     for (int i = 0; i < x->n_rings; i++) gshmemi_pring_destroy(x->rings[i]);
     free(x->peer_dead);
+    free(x->pump_blocked);
     free(x);
     return st;
 }

@@ -95,6 +95,8 @@ struct gshmemi_proxy {
     int n_rings;
     pring *host;                /* ring of the host-initiated operations */
     op_rec *pump_head, *pump_tail;  /* records with something left to post */
+    uint32_t *pump_blocked;     /* [npes] the pump turn in which that PE had no room left */
+    uint32_t pump_turn;
     bool *peer_dead;            /* [npes] a failure ended traffic to this PE */
     double timeout;             /* seconds without progress before an operation fails */
     pthread_t thread;
@@ -163,6 +165,8 @@ void gshmemi_direct_completion(gshmemi_proxy *x, xfer *f, int err);
 gshmemi_status gshmemi_staged_open(gshmemi_proxy *x);
 void gshmemi_staged_close(gshmemi_proxy *x);
 int gshmemi_staged_pump(gshmemi_proxy *x, op_rec *r);
+/* Hands the requests whose source copies are done to the provider (after a pump pass). */
+int gshmemi_staged_send(gshmemi_proxy *x);
 void gshmemi_staged_stage_done(gshmemi_proxy *x, op_rec *r);
 /* A send or receive completed (err != 0: failed). */
 void gshmemi_staged_completion(gshmemi_proxy *x, xfer *f, size_t len, int err);

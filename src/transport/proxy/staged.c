@@ -242,7 +242,9 @@ static long build_request(gshmemi_proxy *x, op_rec *r, sbuf *b, uint64_t off, ui
 }
 
 static int send_requests(gshmemi_proxy *x);
+int gshmemi_staged_send(gshmemi_proxy *x) { return send_requests(x); }
 
+/* Posts what it can of r (the pump pass then hands the requests to the provider). */
 int gshmemi_staged_pump(gshmemi_proxy *x, op_rec *r) {
     struct staged *s = x->st;
     const gshmem_proxy_desc *d = &r->d;
@@ -275,7 +277,6 @@ int gshmemi_staged_pump(gshmemi_proxy *x, op_rec *r) {
         r->inflight++;
         r->t_last = gshmemi_proxy_now();
     }
-    send_requests(x);
     return ret;
 }
 
