@@ -9,6 +9,16 @@
 #include "gshmem/proxy_desc.h"
 #include "gshmem/device/ptx.h"
 
+/* Polling host memory: every poll is a read across PCIe, and thousands of waiting threads
+ * reading their own words would fill the link's read queue and slow the proxy's own copies
+ * and stream writes (the very work they wait for). So waiters poll words a whole warp shares
+ * (one read per warp) and back off: no pause for the first polls, then doubling pauses up
+ * to about a microsecond (a bound on the latency it adds). */
+GSHMEMI_DEV void gshmemi_chan_pause(unsigned &ns) {
+    if (ns) __nanosleep(ns);
+    ns = ns ? (ns < 1024 ? 2 * ns : 1024) : 32;
+}
+
 /* The sticky error of the ring (0 = none): the proxy stores it with release. */
 GSHMEMI_DEV int gshmemi_chan_error(const gshmem_proxy_chan &c) {
     return (int)gshmemi_ld_acquire((const uint32_t *)&c.ctrl->err_status);
@@ -20,8 +30,10 @@ GSHMEMI_DEV int gshmemi_chan_error(const gshmem_proxy_chan &c) {
  * Returns UINT64_MAX if the proxy reported an error while this thread waited for room. */
 GSHMEMI_DEV uint64_t gshmemi_chan_claim(const gshmem_proxy_chan &c) {
     uint64_t t = atomicAdd((unsigned long long *)c.tail, 1ull);
-    while (t - gshmemi_ld_acquire((const uint64_t *)&c.ctrl->head) >= c.n_slots)
+    for (unsigned ns = 0; t - gshmemi_ld_acquire((const uint64_t *)&c.ctrl->head) >= c.n_slots;) {
         if (gshmemi_chan_error(c)) return UINT64_MAX;
+        gshmemi_chan_pause(ns);
+    }
     return t;
 }
 
@@ -42,9 +54,12 @@ GSHMEMI_DEV uint64_t gshmemi_chan_post(const gshmem_proxy_chan &c, const gshmem_
     return t;
 }
 
-/* Waits for ticket t's own completion (its ret slot); returns its status. The acquire on
- * `done` makes ret->value (and, for a get, the data) visible. */
-GSHMEMI_DEV int gshmemi_chan_wait_ret(const gshmem_proxy_ret *r, uint64_t t) {
+/* Waits for ticket t's own completion (its ret slot); returns its status. The ring's
+ * `retired` (one word: a warp's threads poll it with one read) passes t only after the
+ * proxy wrote t's slot, so the slot itself is read once, with acquire on `done` (which makes
+ * ret->value and, for a get, the data visible). */
+GSHMEMI_DEV int gshmemi_chan_wait_ret(const gshmem_proxy_chan &c, const gshmem_proxy_ret *r, uint64_t t) {
+    for (unsigned ns = 0; gshmemi_ld_acquire((const uint64_t *)&c.ctrl->retired) <= t;) gshmemi_chan_pause(ns);
     while (gshmemi_ld_acquire((const uint64_t *)&r->done) != t + 1) {
     }
     return r->status;
@@ -52,9 +67,10 @@ GSHMEMI_DEV int gshmemi_chan_wait_ret(const gshmem_proxy_ret *r, uint64_t t) {
 
 /* Waits until every ticket < t of the ring completed; returns the ring's sticky error. */
 GSHMEMI_DEV int gshmemi_chan_wait_retired(const gshmem_proxy_chan &c, uint64_t t) {
-    while (gshmemi_ld_acquire((const uint64_t *)&c.ctrl->retired) < t) {
+    for (unsigned ns = 0; gshmemi_ld_acquire((const uint64_t *)&c.ctrl->retired) < t;) {
         int e = gshmemi_chan_error(c);
         if (e) return e;
+        gshmemi_chan_pause(ns);
     }
     return gshmemi_chan_error(c);
 }
