@@ -164,9 +164,27 @@ static void idle_sleep(void) {
     nanosleep(&ts, NULL);
 }
 
+/* GSHMEM_DEBUG=1: while work is in flight, a line every 2 s says where it stands (what a slow
+ * or stuck job waits for). */
+static void report(gshmemi_proxy *x) {
+    char line[768];
+    size_t o = 0;
+    int pumped = 0;
+    for (const op_rec *r = x->pump_head; r; r = r->next) pumped++;
+    for (int i = 0; i < x->n_rings && o < sizeof line; i++) {
+        const pring *g = x->rings[i];
+        o += (size_t)snprintf(line + o, sizeof line - o, "ring %d: head %llu retired %llu acked %llu; ", g->id,
+                              (unsigned long long)g->head, (unsigned long long)g->retired,
+                              (unsigned long long)g->acked);
+    }
+    if (o < sizeof line) o += (size_t)snprintf(line + o, sizeof line - o, "%d records to post; ", pumped);
+    if (x->mode == GSHMEMI_PROXY_STAGED && o < sizeof line) gshmemi_staged_describe(x, line + o, sizeof line - o);
+    gshmemi_info("proxy progress: %s", line);
+}
+
 static void *proxy_main(void *arg) {
     gshmemi_proxy *x = arg;
-    double idle_since = 0, next_check = 0, spin = gshmemi_cfg.PROXY_SPIN_US * 1e-6;
+    double idle_since = 0, next_check = 0, next_report = 0, spin = gshmemi_cfg.PROXY_SPIN_US * 1e-6;
     while (!__atomic_load_n(&x->stop, __ATOMIC_ACQUIRE)) {
         int work = 0;
         for (int i = 0; i < x->n_rings; i++) work += gshmemi_pring_drain(x, x->rings[i], DRAIN_BATCH);
@@ -183,6 +201,10 @@ static void *proxy_main(void *arg) {
             if (now > next_check) {
                 for (int i = 0; i < x->n_rings; i++) gshmemi_pring_check_timeouts(x, x->rings[i], now);
                 next_check = now + TIMEOUT_CHECK_S;
+            }
+            if (gshmemi_cfg.DEBUG && now > next_report) {
+                if (next_report) report(x);
+                next_report = now + 2.0;
             }
             continue;
         }

@@ -563,3 +563,21 @@ bool gshmemi_staged_busy(const gshmemi_proxy *x) {
         if (s->credits[pe] != s->credits0 && !x->peer_dead[pe]) return true;
     return false;
 }
+
+static int bq_len(const bq *q) {
+    int n = 0;
+    for (const sbuf *b = q->h; b; b = b->next) n++;
+    return n;
+}
+
+void gshmemi_staged_describe(const gshmemi_proxy *x, char *buf, size_t len) {
+    const struct staged *s = x->st;
+    size_t o = (size_t)snprintf(buf, len, "sent %llu, served %llu; to_send %d, placing %d, deferred %d, unsent %d; "
+                                "memops done %llu; credits used:", (unsigned long long)s->n_sent,
+                                (unsigned long long)s->n_placed, bq_len(&s->to_send), bq_len(&s->placing),
+                                bq_len(&s->deferred), bq_len(&s->unsent),
+                                (unsigned long long)(x->p.mem.done ? x->p.mem.done(x->p.mem.ctx) : 0));
+    for (int pe = 0; pe < x->p.npes && o < len; pe++)
+        if (s->credits[pe] != s->credits0)
+            o += (size_t)snprintf(buf + o, len - o, " PE %d %d/%d", pe, s->credits0 - s->credits[pe], s->credits0);
+}
