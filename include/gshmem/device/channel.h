@@ -11,9 +11,9 @@
 
 /* Polling host memory: every poll is a read across PCIe, and thousands of waiting threads
  * reading their own words would fill the link's read queue and slow the proxy's own copies
- * and stream writes (the very work they wait for). So waiters poll words a whole warp shares
- * (one read per warp) and back off: no pause for the first polls, then doubling pauses up
- * to about a microsecond (a bound on the latency it adds). */
+ * and stream writes (the very work they wait for). So waiters back off: no pause for the
+ * first polls, then doubling pauses up to about a microsecond (a bound on the latency it
+ * adds); quiet polls the ring's shared `retired` word (one read per warp). */
 GSHMEMI_DEV void gshmemi_chan_pause(unsigned &ns) {
     if (ns) __nanosleep(ns);
     ns = ns ? (ns < 1024 ? 2 * ns : 1024) : 32;
@@ -54,14 +54,12 @@ GSHMEMI_DEV uint64_t gshmemi_chan_post(const gshmem_proxy_chan &c, const gshmem_
     return t;
 }
 
-/* Waits for ticket t's own completion (its ret slot); returns its status. The ring's
- * `retired` (one word: a warp's threads poll it with one read) passes t only after the
- * proxy wrote t's slot, so the slot itself is read once, with acquire on `done` (which makes
- * ret->value and, for a get, the data visible). */
+/* Waits for ticket t's own completion (its ret slot); returns its status. The acquire on
+ * `done` makes ret->value (and, for a get, the data) visible. (Not `retired`: that would
+ * hold an early answer behind every older ticket.) */
 GSHMEMI_DEV int gshmemi_chan_wait_ret(const gshmem_proxy_chan &c, const gshmem_proxy_ret *r, uint64_t t) {
-    for (unsigned ns = 0; gshmemi_ld_acquire((const uint64_t *)&c.ctrl->retired) <= t;) gshmemi_chan_pause(ns);
-    while (gshmemi_ld_acquire((const uint64_t *)&r->done) != t + 1) {
-    }
+    (void)c;
+    for (unsigned ns = 0; gshmemi_ld_acquire((const uint64_t *)&r->done) != t + 1;) gshmemi_chan_pause(ns);
     return r->status;
 }
 
