@@ -164,7 +164,7 @@ static uint64_t mem_done(void *ctx) {
     uint64_t v = __atomic_load_n(&c->words[0], __ATOMIC_ACQUIRE);
     while (c->pend_n && c->pend[c->pend_h].t <= v) {
         amo_pend *p = &c->pend[c->pend_h];
-        *p->old = __atomic_load_n(&c->words[1 + c->pend_h], __ATOMIC_RELAXED);
+        if (p->old) *p->old = __atomic_load_n(&c->words[1 + c->pend_h], __ATOMIC_RELAXED);   /* NULL: a signal add */
         c->pend_h = (c->pend_h + 1) % AMO_SLOTS;
         c->pend_n--;
     }
