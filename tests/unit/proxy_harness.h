@@ -161,69 +161,117 @@ static int dev_signal(void *ctx, uint64_t *addr, int op, uint64_t v) {
 }
 
 /* ---- queued memops: like the GPU's, they complete later --------------------------------
- * With `queued` set (mode "queued": staged with these memops), every operation is recorded
- * and performed by a later done(), a few at a time (0..3 per call, so completions lag behind
- * by a varying amount); the host side of a copy is read or written only then. A proxy that
- * reused a buffer, answered, or signalled before its operations completed reads or sends
- * stale bytes and the scenario's checks fail. */
+ * With `queued` set (mode "queued": staged with these memops), the library's own memory
+ * queue (memq.c: tickets, atomic batches, old values) runs on a fake device: a thread that
+ * performs the enqueued operations in order, late and at an uneven pace (random pauses), the
+ * host side of a copy read or written only then. A proxy that reused a buffer, answered, or
+ * signalled before its operations completed reads or sends stale bytes and the scenario's
+ * checks fail; a memq that handed over an old value early, or reused a descriptor slot
+ * before its batch was performed, gets wrong fetched values. */
+#include <pthread.h>
+#include "memq.h"
+
 static int queued;
-enum { QK_TO, QK_FROM, QK_AMO, QK_SIG };
+enum { QK_COPY, QK_WRITE64, QK_ATOMICS, QK_TICKET };
 typedef struct qop {
-    int kind, op;
+    int kind;
     void *dst;
     const void *src;
-    size_t n;
-    uint64_t v, c, *old;
+    uint64_t n, v;   /* bytes / value / first descriptor; n: batch size */
 } qop;
 #define QCAP 65536
 static qop qops[QCAP];
-static uint64_t q_issued, q_done, q_marked, q_rng = 88172645463325252ull;
+static uint64_t q_issued, q_done;   /* enqueued (proxy thread), performed (device thread) */
+static gshmemi_amo_desc q_descs[GSHMEMI_MEMQ_SLOTS];
+static uint64_t q_olds[GSHMEMI_MEMQ_SLOTS], q_ticket_word;
+static gshmemi_memq q_memq;
 
 static int dev_atomic(void *ctx, void *addr, int op, size_t size, uint64_t v, uint64_t c, uint64_t *old);
 static int dev_signal(void *ctx, uint64_t *addr, int op, uint64_t v);
 
 static int q_apply(const qop *q) {
     switch (q->kind) {
-    case QK_TO: return dev_copy_to(NULL, q->dst, q->src, q->n);
-    case QK_FROM: return dev_copy_from(NULL, q->dst, q->src, q->n);
-    case QK_AMO: return dev_atomic(NULL, q->dst, q->op, q->n, q->v, q->c, q->old);
-    default: return dev_signal(NULL, (uint64_t *)q->dst, q->op, q->v);
+    case QK_COPY: {   /* either way: X() maps a heap address to the shadow */
+        char *d = X(q->dst, q->n), *s = X(q->src, q->n);
+        if (!d || !s) return GSHMEM_ERR_INVALID_ARG;
+        memcpy(d, s, q->n);
+        return 0;
+    }
+    case QK_WRITE64: return dev_signal(NULL, (uint64_t *)q->dst, GSHMEM_SIGNAL_SET, q->v);
+    case QK_ATOMICS:
+        for (uint64_t i = 0; i < q->n; i++) {   /* in ring order (so one word's are in order) */
+            unsigned slot = (unsigned)((q->v + i) % GSHMEMI_MEMQ_SLOTS);
+            const gshmemi_amo_desc *d = &q_descs[slot];
+            uint64_t old = 0;
+            int st = dev_atomic(NULL, (void *)(uintptr_t)d->addr, (int)d->op, d->size, d->operand, d->compare, &old);
+            if (st) return st;
+            __atomic_store_n(&q_olds[slot], old, __ATOMIC_RELAXED);
+        }
+        return 0;
+    default: /* ticket: after everything before it (release) */
+        __atomic_store_n(&q_ticket_word, q->v, __ATOMIC_RELEASE);
+        return 0;
     }
 }
 
-static int q_push(qop q) {
-    if (q_issued - q_done == QCAP) return GSHMEM_ERR_NO_MEMORY;
-    qops[q_issued++ % QCAP] = q;
-    return 0;
-}
-
-static uint64_t q_run(uint64_t upto) {
-    while (q_done < upto) {
+static void *q_device(void *arg) {
+    (void)arg;
+    uint64_t rng = 88172645463325252ull ^ (uint64_t)getpid();
+    for (;;) {
+        uint64_t n = __atomic_load_n(&q_issued, __ATOMIC_ACQUIRE);
+        if (q_done == n) {
+            usleep(20);
+            continue;
+        }
         if (q_apply(&qops[q_done % QCAP])) {
             fprintf(stderr, "queued memops: operation %llu failed when performed\n", (unsigned long long)q_done);
             _exit(3);
         }
-        q_done++;
+        __atomic_store_n(&q_done, q_done + 1, __ATOMIC_RELEASE);
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        if (rng % 4 == 0) usleep((useconds_t)(rng >> 8) % 50);   /* an uneven pace */
     }
-    return q_done;
+    return NULL;
 }
 
-static int q_copy_to(void *ctx, void *d, const void *s, size_t n) { (void)ctx; return q_push((qop){.kind = QK_TO, .dst = d, .src = s, .n = n}); }
-static int q_copy_from(void *ctx, void *d, const void *s, size_t n) { (void)ctx; return q_push((qop){.kind = QK_FROM, .dst = d, .src = s, .n = n}); }
-static int q_atomic(void *ctx, void *a, int op, size_t size, uint64_t v, uint64_t c, uint64_t *old) {
-    (void)ctx;
-    return q_push((qop){.kind = QK_AMO, .op = op, .dst = a, .n = size, .v = v, .c = c, .old = old});
+static int q_push(qop q) {
+    while (q_issued - __atomic_load_n(&q_done, __ATOMIC_ACQUIRE) == QCAP) sched_yield();
+    qops[q_issued % QCAP] = q;
+    __atomic_store_n(&q_issued, q_issued + 1, __ATOMIC_RELEASE);
+    return 0;
 }
-static int q_signal(void *ctx, uint64_t *a, int op, uint64_t v) { (void)ctx; return q_push((qop){.kind = QK_SIG, .op = op, .dst = a, .v = v}); }
-/* tickets are operation counts: mark covers everything issued so far */
-static uint64_t q_mark(void *ctx) { (void)ctx; return q_marked = q_issued; }
-static uint64_t q_done_fn(void *ctx) {
-    (void)ctx;
-    q_rng ^= q_rng << 13, q_rng ^= q_rng >> 7, q_rng ^= q_rng << 17;
-    uint64_t step = q_rng % 4, upto = q_done + step < q_issued ? q_done + step : q_issued;
-    return q_run(upto);
+
+static int q_copy(void *ctx, void *d, const void *s, size_t n, bool to_device) {
+    (void)ctx, (void)to_device;
+    return q_push((qop){.kind = QK_COPY, .dst = d, .src = s, .n = n});
 }
-static int q_flush(void *ctx) { (void)ctx; q_run(q_issued); return 0; }
+static int q_write64(void *ctx, uint64_t *a, uint64_t v) { (void)ctx; return q_push((qop){.kind = QK_WRITE64, .dst = a, .v = v}); }
+static int q_atomics(void *ctx, unsigned first, unsigned n) {
+    (void)ctx;
+    return q_push((qop){.kind = QK_ATOMICS, .v = first, .n = n});
+}
+static int q_ticket(void *ctx, uint64_t t) { (void)ctx; return q_push((qop){.kind = QK_TICKET, .v = t}); }
+static int q_sync(void *ctx) {
+    (void)ctx;
+    while (__atomic_load_n(&q_done, __ATOMIC_ACQUIRE) != q_issued) sched_yield();
+    return 0;
+}
+static void q_describe(void *ctx, char *buf, size_t len) {
+    (void)ctx;
+    snprintf(buf, len, "fake device: %llu of %llu operations performed", (unsigned long long)q_done,
+             (unsigned long long)q_issued);
+}
+
+/* The memops of mode "queued": memq on the fake device (its thread started here). */
+static gshmemi_proxy_memops q_memops(void) {
+    gshmemi_memq_backend be = {.copy = q_copy, .write64 = q_write64, .atomics = q_atomics, .ticket = q_ticket,
+                               .sync = q_sync, .describe = q_describe};
+    gshmemi_memq_init(&q_memq, &be, q_descs, q_olds, &q_ticket_word);
+    pthread_t t;
+    if (pthread_create(&t, NULL, q_device, NULL)) { perror("pthread_create"); _exit(2); }
+    pthread_detach(t);
+    return gshmemi_memq_ops(&q_memq);
+}
 
 /* Reserve the heap's addresses before fork: every child inherits the same range. */
 static void heap_reserve(size_t size) {
@@ -421,9 +469,7 @@ static gshmemi_proxy *make_proxy(pe_ctx *c, int mode) {
         .single_host = !T.netns, .mode = mode,
         .mem = {.copy_to = dev_copy_to, .copy_from = dev_copy_from, .atomic = dev_atomic, .signal = dev_signal},
     };
-    if (queued)
-        p.mem = (gshmemi_proxy_memops){.copy_to = q_copy_to, .copy_from = q_copy_from, .atomic = q_atomic,
-                                       .signal = q_signal, .mark = q_mark, .done = q_done_fn, .flush = q_flush};
+    if (queued) p.mem = q_memops();
     gshmemi_proxy *x = NULL;
     if (gshmemi_proxy_create(&p, &x) != GSHMEM_SUCCESS) {
         fprintf(stderr, "PE %d: gshmemi_proxy_create failed\n", c->me);

@@ -11,18 +11,11 @@
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "internal.h"
+#include "memq.h"
 #include "proxy.h"
 #include "gshmem/device/state.h"
-
-#define AMO_SLOTS GSHMEMI_AMO_BATCH_MAX   /* atomics in flight at once (a full table waits for the oldest) */
-
-typedef struct amo_pend {
-    uint64_t t;        /* the ticket that covers it */
-    uint64_t *old;     /* where the proxy wants the previous value */
-} amo_pend;
 
 typedef struct proxy_tctx {
     gshmemi_proxy *x;
@@ -33,42 +26,24 @@ typedef struct proxy_tctx {
     uint64_t *d_words;            /* GPU memory: [0] producers' tail, [1] chan_seen */
     int cuda_dev;
     bool remote_any;
-    /* staged mode's memory operations (proxy thread only) */
-    cudaStream_t stream;          /* copies, atomic kernels and stream memory operations */
+    /* staged mode's memory operations (proxy thread only): memq.c on this stream */
+    cudaStream_t stream;          /* copies, atomic batches and stream memory operations */
     uint64_t *words;              /* pinned, mapped: [0] the last ticket the stream passed,
-                                     [1 ..] AMO_SLOTS atomics' old values */
+                                     [1 ..] the atomics' old values */
     uint64_t *d_words_host;       /* the same, as the GPU sees it */
-    gshmemi_amo_desc *amos;       /* pinned, mapped: AMO_SLOTS atomics' descriptors */
+    gshmemi_amo_desc *amos;       /* pinned, mapped: the atomics' descriptors */
     gshmemi_amo_desc *d_amos;     /* the same, as the GPU sees it */
-    uint64_t issued;              /* tickets whose stream write is enqueued */
-    bool dirty;                   /* operations enqueued that no ticket covers yet */
-    bool marked;                  /* ticket issued + 1 was handed out; its write is not enqueued */
-    amo_pend pend[AMO_SLOTS];     /* atomics whose old value is still on its way */
-    unsigned pend_h, pend_n;
-    unsigned batch_first, batch_n; /* atomics recorded, not yet launched (pend's newest batch_n) */
-    struct {                      /* the last 64 operations: what a stall waits for */
-        uint64_t t;
-        const char *what;
-        uint64_t addr, n;
-    } oplog[64];
-    unsigned n_ops;
-    uint64_t stall_at;            /* done() value when it last moved ... */
-    double stall_since, stall_warned;  /* ... and when; the last "no progress" warning */
+    gshmemi_memq q;
 } proxy_tctx;
 
-/* ---- memory operations of staged mode (proxy thread only) -----------------------------
- * Every operation goes on one stream of the proxy (high priority, non-blocking). A ticket is
- * a cuStreamWriteValue64 of its number into pinned host memory behind the operations it
- * covers (the write carries a memory barrier: everything before it is visible first), and
- * done reads that word. So the proxy polls host memory instead of synchronizing: it never
- * blocks on the GPU, and an operation that waits for the target GPU (an atomic kernel needs
- * a free block slot) delays only what is queued behind it.
- * Batching: mark hands out the next ticket number without enqueuing its write; the write
- * goes in when the proxy next asks what is done (commit), so the requests of one pass over
- * the completion queue share one write. Atomics (and signal adds) are recorded in a ring of
- * descriptors and launched as one kernel when anything else must be enqueued after them
- * (a copy, a stream write, a ticket): one launch for every atomic of a pass instead of one
- * each, in the same stream order. */
+/* ---- the memory queue's CUDA backend (proxy thread only) -----------------------------
+ * Everything goes on one stream of the proxy (high priority, non-blocking). A ticket is a
+ * cuStreamWriteValue64 of its number into pinned host memory (the write carries a memory
+ * barrier: everything before it is visible first), which memq.c polls: the proxy never
+ * synchronizes with the GPU, and an operation that waits for the target GPU (an atomic batch
+ * needs a free block slot) delays only what is queued behind it. Atomics run as one
+ * gshmemi_launch_amo_batch kernel per batch, system scope: atomic with the GPU's own atomics
+ * on the location (they all meet in its L2), like the host forms of the atomics (amo.c). */
 static __thread int thread_bound = -1;
 
 static int bind_thread(proxy_tctx *c) {
@@ -76,12 +51,6 @@ static int bind_thread(proxy_tctx *c) {
     if (cudaSetDevice(c->cuda_dev) != cudaSuccess) return GSHMEM_ERR_INTERNAL;
     thread_bound = c->cuda_dev;
     return 0;
-}
-
-static double mono_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec * 1e-9;
 }
 
 static int mem_fail(const char *what, cudaError_t e) {
@@ -96,177 +65,66 @@ static int cu_fail(const char *what, CUresult r) {
     return GSHMEM_ERR_INTERNAL;
 }
 
-static void logop(proxy_tctx *c, const char *what, const void *addr, uint64_t n) {
-    c->dirty = true;   /* the next ticket covers it, whether or not it was handed out already */
-    unsigned k = c->n_ops++ % 64;
-    c->oplog[k].t = c->issued + 1;   /* the next mark covers it */
-    c->oplog[k].what = what;
-    c->oplog[k].addr = (uint64_t)(uintptr_t)addr;
-    c->oplog[k].n = n;
-}
-
-/* The recorded atomics as one kernel, before whatever is enqueued next. */
-static int launch_batch(proxy_tctx *c) {
-    if (!c->batch_n) return 0;
-    cudaError_t e = (cudaError_t)gshmemi_launch_amo_batch(c->stream, c->d_amos, c->d_words_host + 1, c->batch_first,
-                                                          c->batch_n, AMO_SLOTS);
-    c->batch_n = 0;
-    if (e != cudaSuccess) return mem_fail("atomics on GPU memory (batch kernel)", e);
-    return 0;
-}
-
-/* One copy on the proxy's stream, either way; `dev` is the GPU side (what a stall names). */
-static int enqueue_copy(proxy_tctx *c, void *dst, const void *src, size_t n, const void *dev, const char *what) {
-    if (bind_thread(c) || launch_batch(c)) return GSHMEM_ERR_INTERNAL;
+static int be_copy(void *ctx, void *dst, const void *src, size_t n, bool to_device) {
+    proxy_tctx *c = ctx;
+    if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
     cudaError_t e = cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, c->stream);
-    if (e != cudaSuccess) {
-        char msg[64];
-        snprintf(msg, sizeof msg, "%s GPU memory (cudaMemcpyAsync)", what);
-        return mem_fail(msg, e);
-    }
-    logop(c, what, dev, n);
+    if (e != cudaSuccess)
+        return mem_fail(to_device ? "copy to GPU memory (cudaMemcpyAsync)" : "copy from GPU memory (cudaMemcpyAsync)", e);
     return 0;
 }
 
-static int mem_copy_to(void *ctx, void *dst_dev, const void *src_host, size_t n) {
-    return enqueue_copy(ctx, dst_dev, src_host, n, dst_dev, "copy to");
-}
-
-static int mem_copy_from(void *ctx, void *dst_host, const void *src_dev, size_t n) {
-    return enqueue_copy(ctx, dst_host, src_dev, n, src_dev, "copy from");
-}
-
-static uint64_t mem_mark(void *ctx) {
+static int be_write64(void *ctx, uint64_t *dev_addr, uint64_t value) {
     proxy_tctx *c = ctx;
-    if (!c->dirty && !c->marked) return c->issued;
-    c->marked = true;   /* commit enqueues its write */
-    c->dirty = false;
-    return c->issued + 1;
-}
-
-/* Enqueues the handed-out ticket's write (after the recorded atomics). */
-static void commit(proxy_tctx *c) {
-    if (!c->marked && !c->batch_n) return;
-    if (bind_thread(c)) return;
-    launch_batch(c);   /* a failure was said; the ticket still passes, the records time out */
-    if (!c->marked) return;
-    CUresult r = cuStreamWriteValue64((CUstream)c->stream, (CUdeviceptr)(uintptr_t)c->d_words_host, c->issued + 1,
+    if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
+    CUresult r = cuStreamWriteValue64((CUstream)c->stream, (CUdeviceptr)(uintptr_t)dev_addr, value,
                                       CU_STREAM_WRITE_VALUE_DEFAULT);
-    if (r != CUDA_SUCCESS)   /* the operations' records time out with their own messages */
-        cu_fail("marking memory operations (cuStreamWriteValue64 to host memory)", r);
-    c->marked = false;
-    c->issued++;
+    return r == CUDA_SUCCESS ? 0 : cu_fail("signal update in GPU memory (cuStreamWriteValue64)", r);
 }
 
-static uint64_t mem_done(void *ctx) {
-    proxy_tctx *c = ctx;
-    commit(c);
-    uint64_t v = __atomic_load_n(&c->words[0], __ATOMIC_ACQUIRE);
-    while (c->pend_n && c->pend[c->pend_h].t <= v) {
-        amo_pend *p = &c->pend[c->pend_h];
-        if (p->old) *p->old = __atomic_load_n(&c->words[1 + c->pend_h], __ATOMIC_RELAXED);   /* NULL: a signal add */
-        c->pend_h = (c->pend_h + 1) % AMO_SLOTS;
-        c->pend_n--;
-    }
-    if (v >= c->issued || v != c->stall_at) {   /* (issued: tickets whose write is enqueued) */
-        c->stall_at = v;
-        c->stall_since = c->stall_warned = 0;
-        return v;
-    }
-    /* nothing passed since stall_since: say so (1 s, then every 10 s), with the stream's error */
-    double now = mono_s();
-    if (c->stall_since == 0) c->stall_since = now;
-    else if (now - c->stall_since > 1.0 && now - c->stall_warned > 10.0) {
-        c->stall_warned = now;
-        cudaError_t e = cudaStreamQuery(c->stream);
-        char first[256] = "";   /* the logged operations of the first mark not passed */
-        size_t len = 0;
-        for (unsigned i = c->n_ops > 64 ? c->n_ops - 64 : 0; i < c->n_ops && len < sizeof first - 64; i++) {
-            unsigned k = i % 64;
-            if (c->oplog[k].t != v + 1) continue;
-            len += (size_t)snprintf(first + len, sizeof first - len, "%s%s %#llx (%llu B)", len ? ", " : "",
-                                    c->oplog[k].what, (unsigned long long)c->oplog[k].addr,
-                                    (unsigned long long)c->oplog[k].n);
-        }
-        gshmemi_warn("proxy: memory operations on the GPU made no progress for %.1f s (%llu of %llu marks "
-                     "passed; stream: %s; waiting: %s): data and atomics from other nodes wait behind something "
-                     "on this GPU, most likely a kernel queued behind a spinning wait in a stream that shares the "
-                     "proxy stream's hardware queue; raise CUDA_DEVICE_MAX_CONNECTIONS (now %s) before the CUDA "
-                     "context is made (docs/environment.md)", now - c->stall_since, (unsigned long long)v, (unsigned long long)c->issued,
-                     e == cudaErrorNotReady ? "busy" : cudaGetErrorString(e), len ? first : "?",
-                     getenv("CUDA_DEVICE_MAX_CONNECTIONS") ? getenv("CUDA_DEVICE_MAX_CONNECTIONS") : "unset: 8");
-    }
-    return v;
-}
-
-static int mem_flush(void *ctx) {
+static int be_atomics(void *ctx, unsigned first, unsigned n) {
     proxy_tctx *c = ctx;
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    uint64_t t = mem_mark(c);
-    commit(c);
+    cudaError_t e = (cudaError_t)gshmemi_launch_amo_batch(c->stream, c->d_amos, c->d_words_host + 1, first, n,
+                                                          GSHMEMI_MEMQ_SLOTS);
+    return e == cudaSuccess ? 0 : mem_fail("atomics on GPU memory (batch kernel)", e);
+}
+
+static int be_ticket(void *ctx, uint64_t t) {
+    proxy_tctx *c = ctx;
+    if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
+    CUresult r = cuStreamWriteValue64((CUstream)c->stream, (CUdeviceptr)(uintptr_t)c->d_words_host, t,
+                                      CU_STREAM_WRITE_VALUE_DEFAULT);
+    return r == CUDA_SUCCESS ? 0 : cu_fail("marking memory operations (cuStreamWriteValue64 to host memory)", r);
+}
+
+static int be_sync(void *ctx) {
+    proxy_tctx *c = ctx;
+    if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
     cudaError_t e = cudaStreamSynchronize(c->stream);
-    if (e != cudaSuccess) return mem_fail("completing memory operations (cudaStreamSynchronize)", e);
-    for (long i = 0; mem_done(c) < t; i++)   /* the mark's write was performed with the stream */
-        if (i > 100000000) {
-            gshmemi_error("proxy: memory operations completed but their mark %llu never arrived in host memory",
-                          (unsigned long long)t);
-            return GSHMEM_ERR_INTERNAL;
-        }
-    return 0;
+    return e == cudaSuccess ? 0 : mem_fail("completing memory operations (cudaStreamSynchronize)", e);
 }
 
-/* One system-scope atomic, recorded for the next batch kernel: atomic with the GPU's own
- * atomics on the location (they all meet in its L2), like the host forms of the atomics
- * (amo.c). Its old value goes to a slot of pinned host memory; done() hands it over. The
- * descriptor slot is written again only after its ticket passed (the kernel has read it). */
-static int record_atomic(proxy_tctx *c, void *dev_addr, int op, size_t size, uint64_t operand, uint64_t compare,
-                         uint64_t *old, const char *what) {
-    if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    if (c->pend_n == AMO_SLOTS) {
-        int st = mem_flush(c);
-        if (st) return st;
-    }
-    unsigned slot = (c->pend_h + c->pend_n) % AMO_SLOTS;
-    c->amos[slot] = (gshmemi_amo_desc){.addr = (uint64_t)(uintptr_t)dev_addr, .operand = operand, .compare = compare,
-                                       .op = (uint32_t)op, .size = (uint32_t)size};
-    if (!c->batch_n) c->batch_first = slot;
-    c->batch_n++;
-    logop(c, what, dev_addr, size);
-    c->pend[slot] = (amo_pend){.t = c->issued + 1, .old = old};   /* the next ticket covers it */
-    c->pend_n++;
-    return 0;
-}
-
-static int mem_atomic(void *ctx, void *dev_addr, int op, size_t size, uint64_t operand, uint64_t compare,
-                      uint64_t *old) {
-    return record_atomic(ctx, dev_addr, op, size, operand, compare, old, "atomic");
-}
-
-/* SET is a stream memory operation (cuStreamWriteValue64): no SM is needed, so a signal lands
- * even while the target's kernels fill its GPU share spinning for it (the remote barrier's
- * arrivals are SETs for that reason). ADD needs an atomic: a one-thread kernel, which waits
- * for a free block slot on the target GPU (docs/memory-model.md). Both are ordered after the
- * earlier operations of the stream (the data of earlier puts). */
-static int mem_signal(void *ctx, uint64_t *dev_addr, int sig_op, uint64_t value) {
+static void be_describe(void *ctx, char *buf, size_t len) {
     proxy_tctx *c = ctx;
-    if (sig_op != GSHMEM_SIGNAL_SET)   /* an add: an atomic of the batch, in stream order */
-        return record_atomic(c, dev_addr, GSHMEM_PROXY_AMO_ADD, 8, value, 0, NULL, "signal add");
-    if (bind_thread(c) || launch_batch(c)) return GSHMEM_ERR_INTERNAL;
-    {
-        CUresult r = cuStreamWriteValue64((CUstream)c->stream, (CUdeviceptr)(uintptr_t)dev_addr, value,
-                                          CU_STREAM_WRITE_VALUE_DEFAULT);
-        if (r != CUDA_SUCCESS) return cu_fail("signal update in GPU memory (cuStreamWriteValue64)", r);
-        logop(c, "signal set (stream write)", dev_addr, 8);
-    }
-    return 0;
+    cudaError_t e = cudaStreamQuery(c->stream);
+    snprintf(buf, len, "stream: %s): data and atomics from other nodes wait behind something on this GPU, most "
+             "likely a kernel queued behind a spinning wait in a stream that shares the proxy stream's hardware "
+             "queue; raise CUDA_DEVICE_MAX_CONNECTIONS (now %s) before the CUDA context is made "
+             "(docs/environment.md", e == cudaErrorNotReady ? "busy" : cudaGetErrorString(e),
+             getenv("CUDA_DEVICE_MAX_CONNECTIONS") ? getenv("CUDA_DEVICE_MAX_CONNECTIONS") : "unset: 8");
 }
 
+/* memops.pin / unpin: ctx is the memory queue; its backend's context is ours */
 static void mem_pin(void *ctx, void *host, size_t n) {
-    proxy_tctx *c = ctx;
+    proxy_tctx *c = ((gshmemi_memq *)ctx)->be.ctx;
     if (bind_thread(c)) return;
-    if (cudaHostRegister(host, n, cudaHostRegisterDefault) != cudaSuccess) {
+    cudaError_t e = cudaHostRegister(host, n, cudaHostRegisterDefault);
+    if (e != cudaSuccess) {
         cudaGetLastError();   /* not fatal: copies of pageable memory are slower, not wrong */
-        gshmemi_info("proxy: page-locking %zu bytes of staging buffers failed; copies stay pageable", n);
+        gshmemi_warn("proxy: page-locking %zu bytes of staging buffers failed (%s): copies to and from GPU memory "
+                     "stay pageable, which makes them synchronous and slow (raise the locked-memory limit, "
+                     "ulimit -l)", n, cudaGetErrorString(e));
     }
 }
 
@@ -310,12 +168,18 @@ static gshmemi_status proxy_chunk_added(gshmemi_state *s, void *tctx, const gshm
     int lo = 0, hi = 0;
     GSHMEMI_CUDA(cudaDeviceGetStreamPriorityRange(&lo, &hi));
     GSHMEMI_CUDA(cudaStreamCreateWithPriority(&c->stream, cudaStreamNonBlocking, hi));
-    GSHMEMI_CUDA(cudaHostAlloc((void **)&c->words, (1 + AMO_SLOTS) * sizeof *c->words, cudaHostAllocMapped));
-    memset(c->words, 0, (1 + AMO_SLOTS) * sizeof *c->words);
+    GSHMEMI_CUDA(cudaHostAlloc((void **)&c->words, (1 + GSHMEMI_MEMQ_SLOTS) * sizeof *c->words, cudaHostAllocMapped));
+    memset(c->words, 0, (1 + GSHMEMI_MEMQ_SLOTS) * sizeof *c->words);
     GSHMEMI_CUDA(cudaHostGetDevicePointer((void **)&c->d_words_host, c->words, 0));
-    GSHMEMI_CUDA(cudaHostAlloc((void **)&c->amos, AMO_SLOTS * sizeof *c->amos, cudaHostAllocMapped));
-    memset(c->amos, 0, AMO_SLOTS * sizeof *c->amos);
+    GSHMEMI_CUDA(cudaHostAlloc((void **)&c->amos, GSHMEMI_MEMQ_SLOTS * sizeof *c->amos, cudaHostAllocMapped));
+    memset(c->amos, 0, GSHMEMI_MEMQ_SLOTS * sizeof *c->amos);
     GSHMEMI_CUDA(cudaHostGetDevicePointer((void **)&c->d_amos, c->amos, 0));
+    gshmemi_memq_backend be = {.ctx = c, .copy = be_copy, .write64 = be_write64, .atomics = be_atomics,
+                               .ticket = be_ticket, .sync = be_sync, .describe = be_describe};
+    gshmemi_memq_init(&c->q, &be, c->amos, c->words + 1, c->words);
+    gshmemi_proxy_memops mem = gshmemi_memq_ops(&c->q);
+    mem.pin = mem_pin;
+    mem.unpin = mem_unpin;
     GSHMEMI_CUDA(cudaMalloc((void **)&c->d_words, 2 * sizeof(uint64_t)));
     GSHMEMI_CUDA(cudaMemset(c->d_words, 0, 2 * sizeof(uint64_t)));
     gshmemi_proxy_params p = {
@@ -328,9 +192,7 @@ static gshmemi_status proxy_chunk_added(gshmemi_state *s, void *tctx, const gshm
         .heap_is_device = true,
         .single_host = s->boot.n_hosts == 1,
         .mode = GSHMEMI_PROXY_AUTO,
-        .mem = {.ctx = c, .copy_to = mem_copy_to, .copy_from = mem_copy_from, .atomic = mem_atomic,
-                .signal = mem_signal, .mark = mem_mark, .done = mem_done, .flush = mem_flush, .pin = mem_pin,
-                .unpin = mem_unpin},
+        .mem = mem,
     };
     GSHMEMI_CHECK(gshmemi_proxy_create(&p, &c->x));
     GSHMEMI_CHECK(gshmemi_proxy_ring(c->x, 0, c->d_words, true, &c->host_chan));

@@ -1,0 +1,64 @@
+/* The staged mode's memory operations on an in-order device queue, without CUDA: tickets,
+ * atomic batching, the hand-over of atomics' old values, and the diagnosis of a queue that
+ * stops moving. It implements gshmemi_proxy_memops (proxy.h) on top of a backend that only
+ * enqueues: in the library a CUDA stream (transport.c), in the unit tests a thread that
+ * performs the queue late (tests/unit/proxy_harness.h), so the same bookkeeping runs in both.
+ *
+ * Tickets: mark hands out the next ticket number without enqueuing anything; the ticket's
+ * write (backend.ticket: *done_word = t once everything enqueued before it was performed)
+ * goes in when the proxy next asks what is done, so the requests of one pass over the
+ * completion queue share one write. Atomics (and signal adds) are written into a ring of
+ * descriptors and enqueued as one batch (backend.atomics) when anything else must follow
+ * them: one launch for every atomic of a pass, in the same queue order. A descriptor slot is
+ * written again only after the ticket that covers it passed (the batch has read it). */
+#ifndef GSHMEMI_MEMQ_H
+#define GSHMEMI_MEMQ_H
+
+#include "proxy.h"
+
+#define GSHMEMI_MEMQ_SLOTS GSHMEMI_AMO_BATCH_MAX   /* atomics in flight (a full ring waits) */
+
+typedef struct gshmemi_memq_backend {
+    void *ctx;
+    /* each enqueues and returns 0 or a GSHMEM_ERR_* (it said why) */
+    int (*copy)(void *ctx, void *dst, const void *src, size_t n, bool to_device);
+    int (*write64)(void *ctx, uint64_t *dev_addr, uint64_t value);   /* a signal SET */
+    /* descs[(first + i) % SLOTS] for i < n, old values to olds[(first + i) % SLOTS]; atomics on
+     * one 8-byte word in ring order (gshmemi_launch_amo_batch) */
+    int (*atomics)(void *ctx, unsigned first, unsigned n);
+    int (*ticket)(void *ctx, uint64_t t);   /* *done_word = t after everything before */
+    int (*sync)(void *ctx);                  /* blocks until everything enqueued was performed */
+    /* the stall warning's view of the queue: state and what to do, e.g. "stream: busy; ..." */
+    void (*describe)(void *ctx, char *buf, size_t len);
+} gshmemi_memq_backend;
+
+typedef struct gshmemi_memq {
+    gshmemi_memq_backend be;
+    gshmemi_amo_desc *descs;        /* [SLOTS] the backend's atomics read them */
+    const uint64_t *olds;           /* [SLOTS] the backend's atomics write them */
+    const uint64_t *done_word;      /* the backend's tickets write it */
+    uint64_t issued;                /* tickets whose write is enqueued */
+    bool dirty;                     /* operations enqueued that no ticket covers yet */
+    bool marked;                    /* ticket issued + 1 was handed out; its write is not enqueued */
+    struct {
+        uint64_t t;                 /* the ticket that covers it */
+        uint64_t *old;              /* where the proxy wants the previous value (NULL: none) */
+    } pend[GSHMEMI_MEMQ_SLOTS];     /* atomics whose old value is still on its way */
+    unsigned pend_h, pend_n;
+    unsigned batch_first, batch_n;  /* written, not yet enqueued (pend's newest batch_n) */
+    struct {                        /* the last 64 operations: what a stall waits for */
+        uint64_t t;
+        const char *what;
+        uint64_t addr, n;
+    } oplog[64];
+    unsigned n_ops;
+    uint64_t stall_at;              /* done() value when it last moved ... */
+    double stall_since, stall_warned;  /* ... and when; the last "no progress" warning */
+} gshmemi_memq;
+
+void gshmemi_memq_init(gshmemi_memq *q, const gshmemi_memq_backend *be, gshmemi_amo_desc *descs,
+                       const uint64_t *olds, const uint64_t *done_word);
+/* The memops of q (ctx = q); pin/unpin are the caller's. */
+gshmemi_proxy_memops gshmemi_memq_ops(gshmemi_memq *q);
+
+#endif
