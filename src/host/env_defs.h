@@ -24,7 +24,7 @@ GSHMEMI_ENV_FIELD(HEAP_BASE, SIZE, uint64_t, 0,
 GSHMEMI_ENV_FIELD(WAIT_TIMEOUT, DOUBLE, double, 120.0,
                   "seconds a device wait may spin before it reports the stuck wait and ends the job (0 = never)")
 GSHMEMI_ENV_FIELD(DEBUG, INT, int, 0,
-                  "0 quiet, 1 info messages, 2 also check every device call's PE and address")
+                  "0 quiet, 1 info messages (and, across nodes, the proxy's progress every 2 s while work is in flight), 2 also check every device call's PE and address")
 GSHMEMI_ENV_FIELD(DEVICE, INT, int, -1,
                   "CUDA device for this PE if none is current (default: local PE index modulo the GPUs it sees)")
 GSHMEMI_ENV_FIELD(NODES, INT, int, 0,
