@@ -267,9 +267,10 @@ static gshmemi_proxy_memops q_memops(void) {
     gshmemi_memq_backend be = {.copy = q_copy, .write64 = q_write64, .atomics = q_atomics, .ticket = q_ticket,
                                .sync = q_sync, .describe = q_describe};
     gshmemi_memq_init(&q_memq, &be, q_descs, q_olds, &q_ticket_word);
+    static int started;   /* one device thread per process: the queue has one consumer */
     pthread_t t;
-    if (pthread_create(&t, NULL, q_device, NULL)) { perror("pthread_create"); _exit(2); }
-    pthread_detach(t);
+    if (!started++ && pthread_create(&t, NULL, q_device, NULL)) { perror("pthread_create"); _exit(2); }
+    if (started == 1) pthread_detach(t);
     return gshmemi_memq_ops(&q_memq);
 }
 
