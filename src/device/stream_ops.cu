@@ -19,12 +19,19 @@ __global__ void gshmemi_barrier_all_kernel(void) {
     gshmemi_barrier_all_t<gshmemi_scope_warp, false>("gshmem_barrier_all (host/on-stream form)");
 }
 
+// One atomic (GSHMEMI_AMO_*) of a host call or of the proxy: FETCH is a load, SET a store.
 template <typename U>
-__global__ void gshmemi_amo_kernel(int op, U *p, U value, U cond, uint64_t *out) {
+__device__ U gshmemi_apply_amo(int op, U *p, U value, U cond) {
     U r = 0;
     if (op == GSHMEMI_AMO_FETCH) r = gshmemi_ld_relaxed(p);
     else if (op == GSHMEMI_AMO_SET) gshmemi_st_relaxed(p, value);
     else r = gshmemi_atom_raw(op, p, value, cond);
+    return r;
+}
+
+template <typename U>
+__global__ void gshmemi_amo_kernel(int op, U *p, U value, U cond, uint64_t *out) {
+    U r = gshmemi_apply_amo(op, p, value, cond);
     if (out) *(volatile uint64_t *)out = r;
 }
 
@@ -52,18 +59,10 @@ __global__ void gshmemi_amo_batch_kernel(const gshmemi_amo_desc *ring, uint64_t 
     __syncthreads();
     for (unsigned r = 0; r < rounds; r++) {
         if (i < n && depth == r) {
-            uint64_t old = 0;
-            if (d.size == 4) {
-                uint32_t *p = (uint32_t *)(uintptr_t)d.addr;
-                if (d.op == GSHMEMI_AMO_FETCH) old = gshmemi_ld_relaxed(p);
-                else if (d.op == GSHMEMI_AMO_SET) gshmemi_st_relaxed(p, (uint32_t)d.operand);
-                else old = gshmemi_atom_raw(d.op, p, (uint32_t)d.operand, (uint32_t)d.compare);
-            } else {
-                uint64_t *p = (uint64_t *)(uintptr_t)d.addr;
-                if (d.op == GSHMEMI_AMO_FETCH) old = gshmemi_ld_relaxed(p);
-                else if (d.op == GSHMEMI_AMO_SET) gshmemi_st_relaxed(p, d.operand);
-                else old = gshmemi_atom_raw(d.op, p, d.operand, d.compare);
-            }
+            uint64_t old = d.size == 4 ? gshmemi_apply_amo((int)d.op, (uint32_t *)(uintptr_t)d.addr,
+                                                           (uint32_t)d.operand, (uint32_t)d.compare)
+                                       : gshmemi_apply_amo((int)d.op, (uint64_t *)(uintptr_t)d.addr, d.operand,
+                                                           d.compare);
             *(volatile uint64_t *)&olds[slot] = old;
         }
         __syncthreads();

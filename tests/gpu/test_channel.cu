@@ -63,7 +63,7 @@ __global__ void post_fadd(gshmem_proxy_chan c, uint64_t *word, gshmem_proxy_ret 
     d.laddr = 1;
     d.ret = (uint64_t)(uintptr_t)&rets[id];
     uint64_t t = gshmemi_chan_post(c, d);
-    got[id] = t == UINT64_MAX || gshmemi_chan_wait_ret(c, &rets[id], t) ? ~0ull : rets[id].value;
+    got[id] = t == UINT64_MAX || gshmemi_chan_wait_ret(&rets[id], t) ? ~0ull : rets[id].value;
 }
 
 __global__ void post_nop(gshmem_proxy_chan c, int per, unsigned long long *t_end) {

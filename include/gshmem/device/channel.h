@@ -57,8 +57,7 @@ GSHMEMI_DEV uint64_t gshmemi_chan_post(const gshmem_proxy_chan &c, const gshmem_
 /* Waits for ticket t's own completion (its ret slot); returns its status. The acquire on
  * `done` makes ret->value (and, for a get, the data) visible. (Not `retired`: that would
  * hold an early answer behind every older ticket.) */
-GSHMEMI_DEV int gshmemi_chan_wait_ret(const gshmem_proxy_chan &c, const gshmem_proxy_ret *r, uint64_t t) {
-    (void)c;
+GSHMEMI_DEV int gshmemi_chan_wait_ret(const gshmem_proxy_ret *r, uint64_t t) {
     for (unsigned ns = 0; gshmemi_ld_acquire((const uint64_t *)&r->done) != t + 1;) gshmemi_chan_pause(ns);
     return r->status;
 }

@@ -43,7 +43,7 @@ GSHMEMI_REMOTE uint64_t gshmemi_remote_op(gshmem_proxy_desc d, int wait, const c
         int e = gshmemi_chan_wait_retired(c, t + 1);
         if (e) gshmemi_remote_error(call, d.pe, e);
     } else if (wait == GSHMEMI_RWAIT_VALUE) {
-        int e = gshmemi_chan_wait_ret(c, r, t);
+        int e = gshmemi_chan_wait_ret(r, t);
         uint64_t v = gshmemi_ld_relaxed(&r->value);
         /* release: the reads of the slot come before the proxy may reuse it */
         asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(&r->ack), "l"(t + 1) : "memory");

@@ -74,12 +74,16 @@ static int be_copy(void *ctx, void *dst, const void *src, size_t n, bool to_devi
     return 0;
 }
 
-static int be_write64(void *ctx, uint64_t *dev_addr, uint64_t value) {
-    proxy_tctx *c = ctx;
+/* A 64-bit stream write (no SM needed), after everything before it on the stream. */
+static int stream_write(proxy_tctx *c, uint64_t *addr, uint64_t value, const char *what) {
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    CUresult r = cuStreamWriteValue64((CUstream)c->stream, (CUdeviceptr)(uintptr_t)dev_addr, value,
+    CUresult r = cuStreamWriteValue64((CUstream)c->stream, (CUdeviceptr)(uintptr_t)addr, value,
                                       CU_STREAM_WRITE_VALUE_DEFAULT);
-    return r == CUDA_SUCCESS ? 0 : cu_fail("signal update in GPU memory (cuStreamWriteValue64)", r);
+    return r == CUDA_SUCCESS ? 0 : cu_fail(what, r);
+}
+
+static int be_write64(void *ctx, uint64_t *dev_addr, uint64_t value) {
+    return stream_write(ctx, dev_addr, value, "signal update in GPU memory (cuStreamWriteValue64)");
 }
 
 static int be_atomics(void *ctx, unsigned first, unsigned n) {
@@ -92,10 +96,7 @@ static int be_atomics(void *ctx, unsigned first, unsigned n) {
 
 static int be_ticket(void *ctx, uint64_t t) {
     proxy_tctx *c = ctx;
-    if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    CUresult r = cuStreamWriteValue64((CUstream)c->stream, (CUdeviceptr)(uintptr_t)c->d_words_host, t,
-                                      CU_STREAM_WRITE_VALUE_DEFAULT);
-    return r == CUDA_SUCCESS ? 0 : cu_fail("marking memory operations (cuStreamWriteValue64 to host memory)", r);
+    return stream_write(c, c->d_words_host, t, "marking memory operations (cuStreamWriteValue64 to host memory)");
 }
 
 static int be_sync(void *ctx) {
