@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,12 +91,16 @@ static void spawn(int i, const char *uid, int listen_fd, char **argv) {
         perror("gshmrun: pipe");
         exit(1);
     }
-    pid_t pid = fork();
+    pid_t launcher = getpid(), pid = fork();
     if (pid < 0) {
         perror("gshmrun: fork");
         exit(1);
     }
     if (pid == 0) {
+        /* a PE never outlives its launcher (killed by a batch system's timeout, say): a PE
+         * left waiting on the GPU would hold it */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != launcher) _exit(1);   /* the launcher already died */
         dup2(o[1], 1);
         dup2(e[1], 2);
         char v[32];
@@ -225,14 +230,6 @@ int main(int argc, char **argv) {
         return 127;
     }
     gshmemi_config_load(&gshmemi_cfg);
-    /* PEs in several nodes: the proxy's stream must not share a hardware queue with a stream
-     * blocked behind a spinning kernel (docs/environment.md, CUDA_DEVICE_MAX_CONNECTIONS); set
-     * before the MPS daemon starts, so it and every PE see it (the configuration measured) */
-    if (gshmemi_cfg.NODES > 1 && npes > 1 && !getenv("CUDA_DEVICE_MAX_CONNECTIONS")) {
-        int gpus = gshmrun_count_gpus();
-        int per_gpu = gpus > 0 ? (npes + gpus - 1) / gpus : npes;
-        setenv("CUDA_DEVICE_MAX_CONNECTIONS", per_gpu <= 4 ? "16" : "8", 1);
-    }
     /* before any PE starts: MPS must run before their CUDA contexts exist */
     if (npes > 1) {
         atexit(gshmrun_mps_stop);

@@ -142,6 +142,13 @@ extern "C" int gshmemi_launch_amo_batch(void *stream, const gshmemi_amo_desc *ri
     return (int)cudaGetLastError();
 }
 
+/* Loads the batch kernel into the current context now (cudaFuncGetAttributes does, under lazy
+ * loading too): a first launch that loads it while a kernel of the program spins could wait. */
+extern "C" int gshmemi_amo_batch_load(void) {
+    cudaFuncAttributes a;
+    return (int)cudaFuncGetAttributes(&a, gshmemi_amo_batch_kernel);
+}
+
 extern "C" int gshmemi_launch_signal(void *stream, uint64_t *p, uint64_t value, int sig_op,
                                      int release) {
     gshmemi_signal_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(p, value, sig_op, release);

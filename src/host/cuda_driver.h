@@ -27,6 +27,7 @@ extern "C" {
     X(cuDeviceGet) X(cuDeviceGetCount) X(cuDeviceGetName) X(cuDeviceGetUuid)                 \
     X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDeviceCanAccessPeer)                     \
     X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuCtxGetCurrent)                        \
+    X(cuCtxCreate) X(cuCtxDestroy) X(cuCtxPushCurrent) X(cuCtxPopCurrent)                    \
     X(cuCtxGetExecAffinity) X(cuMemGetInfo) X(cuMemGetAllocationGranularity)                 \
     X(cuMemCreate) X(cuMemRelease) X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap)    \
     X(cuMemUnmap) X(cuMemSetAccess) X(cuMemExportToShareableHandle)                          \
@@ -72,6 +73,10 @@ const char *gshmemi_driver_error_string(CUresult r);
 #undef cuDevicePrimaryCtxRetain
 #undef cuCtxSetCurrent
 #undef cuCtxGetCurrent
+#undef cuCtxCreate
+#undef cuCtxDestroy
+#undef cuCtxPushCurrent
+#undef cuCtxPopCurrent
 #undef cuCtxGetExecAffinity
 #undef cuMemGetInfo
 #undef cuMemGetAllocationGranularity
@@ -100,6 +105,10 @@ const char *gshmemi_driver_error_string(CUresult r);
 #define cuDevicePrimaryCtxRetain (*gshmemi_drv.p_cuDevicePrimaryCtxRetain)
 #define cuCtxSetCurrent (*gshmemi_drv.p_cuCtxSetCurrent)
 #define cuCtxGetCurrent (*gshmemi_drv.p_cuCtxGetCurrent)
+#define cuCtxCreate (*gshmemi_drv.p_cuCtxCreate)
+#define cuCtxDestroy (*gshmemi_drv.p_cuCtxDestroy)
+#define cuCtxPushCurrent (*gshmemi_drv.p_cuCtxPushCurrent)
+#define cuCtxPopCurrent (*gshmemi_drv.p_cuCtxPopCurrent)
 #define cuCtxGetExecAffinity (*gshmemi_drv.p_cuCtxGetExecAffinity)
 #define cuMemGetInfo (*gshmemi_drv.p_cuMemGetInfo)
 #define cuMemGetAllocationGranularity (*gshmemi_drv.p_cuMemGetAllocationGranularity)

@@ -262,6 +262,8 @@ typedef struct gshmemi_amo_desc {
 } gshmemi_amo_desc;
 int gshmemi_launch_amo_batch(void *stream, const gshmemi_amo_desc *ring, uint64_t *olds, unsigned first,
                              unsigned n, unsigned slots);
+/* Loads gshmemi_amo_batch_kernel into the current context (a cudaError_t). */
+int gshmemi_amo_batch_load(void);
 /* The on-stream forms to a remote PE: a one-thread kernel makes the device call (which
  * posts to the proxy ring and, for PUT/GET/PUT_SIGNAL, waits until the proxy completed it).
  * sym: the symmetric address on pe; local: this PE's buffer. */

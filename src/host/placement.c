@@ -21,28 +21,10 @@ static uint64_t pow2_ceil(uint64_t v) {
     return p;
 }
 
-/* The proxy transport's CUDA stream places data arriving from other nodes into this GPU's
- * memory. CUDA maps streams onto a few hardware queues (CUDA_DEVICE_MAX_CONNECTIONS; under MPS a
- * client gets fewer by default): when the proxy's stream shares a queue with a stream whose next
- * kernel waits behind a kernel spinning for remote data, the placement waits behind it and the
- * job deadlocks (measured: test_wait at 2 nodes x 2 PEs on one H100, 4 runs in 4 stalled with
- * the default, 3 in 3 passed with 16; 32 each made context creation fail for 4 PEs). When the job
- * spans nodes and the user has not chosen, ask for more queues before the context exists: 16 up
- * to 4 PEs on the host, else 8. Returns a description of what was set, or NULL. */
-static const char *connections_for_proxy(const gshmemi_state *s) {
-    if (s->boot.n_nodes <= 1 || getenv("CUDA_DEVICE_MAX_CONNECTIONS")) return NULL;
-    int hosts = s->boot.n_hosts > 0 ? s->boot.n_hosts : 1;
-    /* read by the driver at cuInit: the GPU count is not known yet, the PEs of this host bound
-     * the PEs per GPU */
-    setenv("CUDA_DEVICE_MAX_CONNECTIONS", s->npes / hosts <= 4 ? "16" : "8", 0);
-    return "set by gshmem for the proxy transport";
-}
-
 gshmemi_status gshmemi_place_select_device(gshmemi_state *s) {
     /* Lazy loading can deadlock a kernel spinning on a flag that a not-yet-loaded kernel
      * would write; if CUDA is not initialized yet this makes loading eager (no override). */
     setenv("CUDA_MODULE_LOADING", "EAGER", 0);
-    const char *conn_set = connections_for_proxy(s);
     CUresult r = cuInit(0);
     if (r == CUDA_ERROR_NO_DEVICE) {
         gshmemi_error("no CUDA GPU is visible to this process (CUDA_VISIBLE_DEVICES='%s'); "
@@ -73,13 +55,7 @@ gshmemi_status gshmemi_place_select_device(gshmemi_state *s) {
         }
         GSHMEMI_CU(cuDeviceGet(&dev, want));
         CUcontext ctx;
-        r = cuDevicePrimaryCtxRetain(&ctx, dev);
-        if (r == CUDA_ERROR_OUT_OF_MEMORY && conn_set)
-            gshmemi_error("creating the CUDA context failed with CUDA_DEVICE_MAX_CONNECTIONS=%s (%s): under MPS "
-                          "the PEs sharing a GPU draw their hardware queues from one pool; set "
-                          "CUDA_DEVICE_MAX_CONNECTIONS lower (8) for this many PEs per GPU",
-                          getenv("CUDA_DEVICE_MAX_CONNECTIONS"), conn_set);
-        GSHMEMI_CU(r);
+        GSHMEMI_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
         GSHMEMI_CU(cuCtxSetCurrent(ctx));
         s->cu_ctx_set_by_us = 1;
     }

@@ -26,4 +26,4 @@ for p in $(pgrep -x "$pat"); do
     *) timeout 60 $st -p "$p" -n 16 2>&1 | head -150 ;;
   esac
 done
-kill -- "$job" 2>/dev/null; sleep 1; kill -9 "$job" 2>/dev/null; wait "$job" 2>/dev/null
+kill -- "$job" 2>/dev/null; sleep 5; kill -9 "$job" 2>/dev/null; wait "$job" 2>/dev/null

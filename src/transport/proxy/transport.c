@@ -5,8 +5,11 @@
  * starts the proxy thread, and gives the device state the channel. Staged mode reaches the
  * GPU heap through the memory operations below (CUDA copies, stream memory operations and
  * batched atomic kernels on a stream of the proxy's own, completed asynchronously; atomics
- * stay atomic with the GPU's own). The proxy itself (the other files of this folder) names no
- * CUDA. */
+ * stay atomic with the GPU's own), in a CUDA context of the proxy's own: a program thread
+ * waiting in a blocking CUDA call (cudaMemcpy while its kernel waits for data from another
+ * node) holds a lock of its context that the proxy's calls would wait for, a deadlock
+ * (tools/probes/ctx_lock.cu), and the proxy's stream never shares a hardware queue with the
+ * program's streams. The proxy itself (the other files of this folder) names no CUDA. */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
@@ -26,7 +29,9 @@ typedef struct proxy_tctx {
     uint64_t *d_words;            /* GPU memory: [0] producers' tail, [1] chan_seen */
     int cuda_dev;
     bool remote_any;
-    /* staged mode's memory operations (proxy thread only): memq.c on this stream */
+    /* staged mode's memory operations (proxy thread only): memq.c on this stream, in this
+     * context (the heap is VMM memory: every context of the process on this GPU reaches it) */
+    CUcontext ctx;                /* the proxy's own CUDA context on this PE's GPU */
     cudaStream_t stream;          /* copies, atomic batches and stream memory operations */
     uint64_t *words;              /* pinned, mapped: [0] the last ticket the stream passed,
                                      [1 ..] the atomics' old values */
@@ -44,24 +49,37 @@ typedef struct proxy_tctx {
  * needs a free block slot) delays only what is queued behind it. Atomics run as one
  * gshmemi_launch_amo_batch kernel per batch, system scope: atomic with the GPU's own atomics
  * on the location (they all meet in its L2), like the host forms of the atomics (amo.c). */
-static __thread int thread_bound = -1;
-
-static int bind_thread(proxy_tctx *c) {
-    if (thread_bound == c->cuda_dev) return 0;
-    if (cudaSetDevice(c->cuda_dev) != cudaSuccess) return GSHMEM_ERR_INTERNAL;
-    thread_bound = c->cuda_dev;
-    return 0;
-}
-
-static int mem_fail(const char *what, cudaError_t e) {
-    gshmemi_error("proxy: %s failed: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
-    return GSHMEM_ERR_INTERNAL;
-}
-
 static int cu_fail(const char *what, CUresult r) {
     const char *name = "?";
     cuGetErrorName(r, &name);
     gshmemi_error("proxy: %s failed: %s", what, name);
+    return GSHMEM_ERR_INTERNAL;
+}
+
+/* The proxy thread makes the proxy's context current once and keeps it. */
+static __thread CUcontext thread_bound;
+
+static int bind_thread(proxy_tctx *c) {
+    if (thread_bound == c->ctx) return 0;
+    CUresult r = cuCtxSetCurrent(c->ctx);
+    if (r != CUDA_SUCCESS) return cu_fail("making the proxy's CUDA context current (cuCtxSetCurrent)", r);
+    thread_bound = c->ctx;
+    return 0;
+}
+
+/* Other threads (init, finalize) push the proxy's context around what they do in it. */
+static int ctx_enter(proxy_tctx *c) {
+    CUresult r = cuCtxPushCurrent(c->ctx);
+    return r == CUDA_SUCCESS ? 0 : cu_fail("entering the proxy's CUDA context (cuCtxPushCurrent)", r);
+}
+
+static void ctx_leave(void) {
+    CUcontext popped;
+    cuCtxPopCurrent(&popped);
+}
+
+static int mem_fail(const char *what, cudaError_t e) {
+    gshmemi_error("proxy: %s failed: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
     return GSHMEM_ERR_INTERNAL;
 }
 
@@ -109,18 +127,18 @@ static int be_sync(void *ctx) {
 static void be_describe(void *ctx, char *buf, size_t len) {
     proxy_tctx *c = ctx;
     cudaError_t e = cudaStreamQuery(c->stream);
-    snprintf(buf, len, "stream: %s): data and atomics from other nodes wait behind something on this GPU, most "
-             "likely a kernel queued behind a spinning wait in a stream that shares the proxy stream's hardware "
-             "queue; raise CUDA_DEVICE_MAX_CONNECTIONS (now %s) before the CUDA context is made "
-             "(docs/environment.md", e == cudaErrorNotReady ? "busy" : cudaGetErrorString(e),
-             getenv("CUDA_DEVICE_MAX_CONNECTIONS") ? getenv("CUDA_DEVICE_MAX_CONNECTIONS") : "unset: 8");
+    snprintf(buf, len, "stream: %s): data and atomics from other nodes wait for this GPU, which runs nothing "
+             "of the proxy's stream (its own CUDA context): an atomic batch needs one block slot, which kernels "
+             "holding every SM while they wait deny it (docs/design.md, the proxy's memory queue",
+             e == cudaErrorNotReady ? "busy" : cudaGetErrorString(e));
 }
 
 /* memops.pin / unpin: ctx is the memory queue; its backend's context is ours */
 static void mem_pin(void *ctx, void *host, size_t n) {
     proxy_tctx *c = ((gshmemi_memq *)ctx)->be.ctx;
-    if (bind_thread(c)) return;
-    cudaError_t e = cudaHostRegister(host, n, cudaHostRegisterDefault);
+    if (ctx_enter(c)) return;
+    cudaError_t e = cudaHostRegister(host, n, cudaHostRegisterPortable);
+    ctx_leave();
     if (e != cudaSuccess) {
         cudaGetLastError();   /* not fatal: copies of pageable memory are slower, not wrong */
         gshmemi_warn("proxy: page-locking %zu bytes of staging buffers failed (%s): copies to and from GPU memory "
@@ -130,8 +148,55 @@ static void mem_pin(void *ctx, void *host, size_t n) {
 }
 
 static void mem_unpin(void *ctx, void *host) {
-    (void)ctx;
+    proxy_tctx *c = ((gshmemi_memq *)ctx)->be.ctx;
+    if (ctx_enter(c)) return;
     if (cudaHostUnregister(host) != cudaSuccess) cudaGetLastError();
+    ctx_leave();
+}
+
+/* The proxy's context and what lives in it: its stream, the tickets' word and the atomics'
+ * old values and descriptors (pinned, mapped), and the batch kernel loaded before any kernel
+ * of the program can wait for it. Leaves the caller's context current. */
+static gshmemi_status open_context(proxy_tctx *c) {
+#if CUDA_VERSION >= 13000
+    CUresult r = cuCtxCreate(&c->ctx, NULL, 0, (CUdevice)c->cuda_dev);
+#else
+    CUresult r = cuCtxCreate(&c->ctx, 0, (CUdevice)c->cuda_dev);
+#endif
+    if (r != CUDA_SUCCESS) {
+        c->ctx = NULL;
+        cu_fail("creating the proxy's CUDA context (cuCtxCreate; a job across nodes uses two contexts per PE, "
+                "two MPS clients where PEs share a GPU: check the MPS server's client limit and GPU memory)", r);
+        return GSHMEM_ERR_INTERNAL;
+    }
+    /* cuCtxCreate made it current on this thread */
+    gshmemi_status st = GSHMEM_SUCCESS;
+    int lo = 0, hi = 0;
+    size_t words = (1 + GSHMEMI_MEMQ_SLOTS) * sizeof *c->words, amos = GSHMEMI_MEMQ_SLOTS * sizeof *c->amos;
+#define STEP(call)                                                                                   \
+    if (st == GSHMEM_SUCCESS) st = gshmemi_cuda_check((int)(call), #call, __FILE__, __LINE__)
+    STEP(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    STEP(cudaStreamCreateWithPriority(&c->stream, cudaStreamNonBlocking, hi));
+    STEP(cudaHostAlloc((void **)&c->words, words, cudaHostAllocMapped | cudaHostAllocPortable));
+    if (st == GSHMEM_SUCCESS) memset(c->words, 0, words);
+    STEP(cudaHostGetDevicePointer((void **)&c->d_words_host, c->words, 0));
+    STEP(cudaHostAlloc((void **)&c->amos, amos, cudaHostAllocMapped | cudaHostAllocPortable));
+    if (st == GSHMEM_SUCCESS) memset(c->amos, 0, amos);
+    STEP(cudaHostGetDevicePointer((void **)&c->d_amos, c->amos, 0));
+    STEP(gshmemi_amo_batch_load());
+#undef STEP
+    ctx_leave();
+    return st;
+}
+
+static void close_context(proxy_tctx *c) {
+    if (!c->ctx || ctx_enter(c)) return;
+    if (c->words) cudaFreeHost(c->words);
+    if (c->amos) cudaFreeHost(c->amos);
+    if (c->stream) cudaStreamDestroy(c->stream);
+    ctx_leave();
+    cuCtxDestroy(c->ctx);
+    c->ctx = NULL;
 }
 
 /* ---- the ops ------------------------------------------------------------------------- */
@@ -166,15 +231,7 @@ static gshmemi_status proxy_chunk_added(gshmemi_state *s, void *tctx, const gshm
         gshmemi_proxy_set_heap(c->x, s->heap.base, s->heap.mapped);
         return GSHMEM_SUCCESS;
     }
-    int lo = 0, hi = 0;
-    GSHMEMI_CUDA(cudaDeviceGetStreamPriorityRange(&lo, &hi));
-    GSHMEMI_CUDA(cudaStreamCreateWithPriority(&c->stream, cudaStreamNonBlocking, hi));
-    GSHMEMI_CUDA(cudaHostAlloc((void **)&c->words, (1 + GSHMEMI_MEMQ_SLOTS) * sizeof *c->words, cudaHostAllocMapped));
-    memset(c->words, 0, (1 + GSHMEMI_MEMQ_SLOTS) * sizeof *c->words);
-    GSHMEMI_CUDA(cudaHostGetDevicePointer((void **)&c->d_words_host, c->words, 0));
-    GSHMEMI_CUDA(cudaHostAlloc((void **)&c->amos, GSHMEMI_MEMQ_SLOTS * sizeof *c->amos, cudaHostAllocMapped));
-    memset(c->amos, 0, GSHMEMI_MEMQ_SLOTS * sizeof *c->amos);
-    GSHMEMI_CUDA(cudaHostGetDevicePointer((void **)&c->d_amos, c->amos, 0));
+    GSHMEMI_CHECK(open_context(c));
     gshmemi_memq_backend be = {.ctx = c, .copy = be_copy, .write64 = be_write64, .atomics = be_atomics,
                                .ticket = be_ticket, .sync = be_sync, .describe = be_describe};
     gshmemi_memq_init(&c->q, &be, c->amos, c->words + 1, c->words);
@@ -267,9 +324,7 @@ static void proxy_finalize(gshmemi_state *s, void *tctx) {
             gshmemi_warn("gshmem_finalize: the proxy transport did not finalize cleanly");
     }
     if (c->d_words) cudaFree(c->d_words);
-    if (c->words) cudaFreeHost(c->words);
-    if (c->amos) cudaFreeHost(c->amos);
-    if (c->stream) cudaStreamDestroy(c->stream);
+    close_context(c);
     free(c);
 }
 
