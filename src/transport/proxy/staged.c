@@ -18,12 +18,14 @@
  * placed per (source, operation) and applies the signal when all are in, whatever order the
  * chunks arrived in.
  *
- * Small operations travel packed: p, g, atomics, signals, and puts and put_signals of at most
- * `pack_put` bytes join the request to their PE that is still waiting to be sent (one credit,
- * one message, one packed response for up to PACK_MAX of them). With one credit per small
- * operation, 16 of them per round trip was all a peer could receive, whatever the load. A pack
- * is only ever the newest request to its PE (a larger request queued after it closes it), so
- * every PE's operations still reach it in the order they were posted. */
+ * Small operations travel packed: p, g, atomics, signals, and the puts and put_signals that fit
+ * one message join the request to their PE that is still waiting to be sent (one credit, one
+ * message, one packed response for up to PACK_MAX of them, as many bytes as a chunk). With one
+ * credit per operation, 16 operations per round trip were all a peer could receive, whatever
+ * their size: 16 atomics, or 16 KiB of 1 KiB puts. A pack is only ever the newest request to
+ * its PE (a request queued after it closes it), so packing never moves an operation ahead of
+ * one posted before it to the same PE. Gets, and puts larger than a chunk, go in requests of
+ * their own, one per chunk. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,7 +103,7 @@ typedef struct partial {   /* a put_signal being received */
 
 struct staged {
     size_t chunk, bufsz;
-    size_t pack_put;    /* puts of at most this many bytes travel packed */
+    size_t pack_put;    /* puts of at most this many bytes travel packed (one message's worth) */
     unsigned pack_max;  /* small operations per pack (answers fit a response buffer) */
     int credits0;
     uint8_t *slab;
@@ -168,7 +170,7 @@ gshmemi_status gshmemi_staged_open(gshmemi_proxy *x) {
     if (s->chunk > x->fab.max_msg - HDR) s->chunk = x->fab.max_msg - HDR;
     if (s->chunk < 1024) s->chunk = 1024;   /* a pack holds a few small operations */
     s->bufsz = HDR + s->chunk;
-    s->pack_put = s->chunk / 16;
+    s->pack_put = (s->chunk - sizeof(sop)) & ~(size_t)7;   /* a put that fits one message alone */
     s->pack_max = (unsigned)(s->chunk / sizeof(sop));
     if (s->pack_max > PACK_MAX) s->pack_max = PACK_MAX;
     s->credits0 = (int)(gshmemi_cfg.PROXY_STAGING / s->chunk);
@@ -234,8 +236,8 @@ static op_rec *rec_of(gshmemi_proxy *x, uint64_t op_id) {
 static bool has_payload(int op) { return op == GSHMEM_PROXY_OP_PUT || op == GSHMEM_PROXY_OP_PUT_SIGNAL; }
 static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 
-/* p, g, atomics, signals and small puts travel packed; gets and larger puts in requests of
- * their own (chunks). */
+/* p, g, atomics, signals and the puts that fit one message travel packed; gets and larger puts
+ * in requests of their own (chunks). */
 static bool is_small(const struct staged *s, const gshmem_proxy_desc *d) {
     return d->op != GSHMEM_PROXY_OP_GET && (!has_payload(d->op) || d->size <= s->pack_put);
 }
