@@ -149,7 +149,7 @@ static int dev_atomic(void *ctx, void *addr, int op, size_t size, uint64_t v, ui
     uint64_t o = 0;
     if (size == 4) { AMO_CASES(uint32_t, p, op, v, c, o) }
     else { AMO_CASES(uint64_t, p, op, v, c, o) }
-    *old = o;
+    if (old) *old = o;   /* NULL: the previous value is not wanted */
     return 0;
 }
 

@@ -63,7 +63,8 @@ typedef struct sop {
     uint32_t size;      /* bytes: 1..8 (p, g), 4|8 (atomics), 8 (signals), the payload (puts) */
     uint8_t op;         /* GSHMEM_PROXY_OP_P, _G, _AMO, _SIGNAL, _PUT, _PUT_SIGNAL */
     uint8_t amo;        /* GSHMEM_PROXY_AMO_* or GSHMEM_PROXY_SIG_* */
-    uint16_t pad_;
+    uint8_t fetch;      /* atomics: the previous value is wanted */
+    uint8_t pad_;
 } sop;
 
 /* Its answer (M_PACKACK: smsg.len of them after the header, in the request's order). */
@@ -233,6 +234,13 @@ static op_rec *rec_of(gshmemi_proxy *x, uint64_t op_id) {
     return r->ticket == t && r->state == REC_ACTIVE ? r : NULL;
 }
 
+/* An atomic whose previous value its caller wants (the others are answered without it, and the
+ * target's memory queue may merge them). */
+static bool amo_fetches(const gshmem_proxy_desc *d) {
+    return d->op == GSHMEM_PROXY_OP_AMO && (d->amo == GSHMEM_PROXY_AMO_FETCH || d->amo == GSHMEM_PROXY_AMO_SWAP ||
+                                            d->amo == GSHMEM_PROXY_AMO_CSWAP || (d->flags & GSHMEM_PROXY_F_FETCH));
+}
+
 static bool has_payload(int op) { return op == GSHMEM_PROXY_OP_PUT || op == GSHMEM_PROXY_OP_PUT_SIGNAL; }
 static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 
@@ -314,7 +322,7 @@ static int pump_small(gshmemi_proxy *x, op_rec *r) {
     if (!b) return -FI_EAGAIN;   /* a response will give a credit back */
     sop *o = (sop *)(b->data + HDR + b->used);
     *o = (sop){.op_id = op_id_of(r), .addr = d->raddr, .operand = d->laddr, .compare = d->compare,
-               .size = (uint32_t)d->size, .op = d->op, .amo = d->amo};
+               .size = (uint32_t)d->size, .op = d->op, .amo = d->amo, .fetch = amo_fetches(d)};
     if (has_payload(d->op)) {
         o->operand = d->sig_value;
         o->compare = d->sig_addr;
@@ -569,7 +577,7 @@ static int apply_small(gshmemi_proxy *x, const sop *o, const uint8_t *payload, u
                                           : x->p.mem.copy_from(x->p.mem.ctx, value, a, o->size);
     case GSHMEM_PROXY_OP_AMO:
         if (!word_ok(x, o->addr, o->size) || o->amo >= GSHMEM_PROXY_AMO_COUNT) return GSHMEM_ERR_INVALID_ARG;
-        return x->p.mem.atomic(x->p.mem.ctx, a, o->amo, o->size, o->operand, o->compare, value);
+        return x->p.mem.atomic(x->p.mem.ctx, a, o->amo, o->size, o->operand, o->compare, o->fetch ? value : NULL);
     case GSHMEM_PROXY_OP_SIGNAL:
         if (!word_ok(x, o->addr, 8) || o->amo > GSHMEM_PROXY_SIG_ADD) return GSHMEM_ERR_INVALID_ARG;
         return signal_op(x, o->addr, o->amo, o->operand);
