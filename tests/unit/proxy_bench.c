@@ -4,7 +4,8 @@
  * each line carries a ratio. Modes: queued (staged mode, the library's memory queue on the
  * fake device of proxy_harness.h, here at a steady pace) and direct (the provider reaches the
  * heap) for comparison.
- *   put       64 KiB .. 64 MiB puts, all posted at once, then one quiet
+ *   put       1 KiB .. 64 MiB puts, all posted at once, then one quiet
+ *   get       1 KiB, 64 KiB, 4 MiB gets likewise
  *   add       non-fetching 8-byte adds from T producer threads posting faster than the
  *             4096-slot ring drains (the GPU's 8 blocks x 256 threads x 4 adds), one word and
  *             many words, then quiet; the target checks the sums
@@ -13,7 +14,7 @@
  *             value must come back once
  *   drain     no-op descriptors from 1 and T threads: the proxy's consumption rate
  * Usage: proxy_bench [--quick] [--modes queued,staged,direct] [--threads 8] [--raw PATH|none]
- *                    [--only put,add,fetch,drain] [--trials N] [--free-copies]
+ *                    [--only put,get,add,fetch,drain] [--trials N] [--free-copies]
  * --free-copies: the fake device completes copies of 4 KiB or more without performing them (on
  * the GPU host the copy engines do them, not the CPU): the protocol's own cost on 2 cores.
  * The ring is the library's GPU ring: ring-owned completion slots, GSHMEM_PROXY_RING_SLOTS. */
@@ -47,7 +48,7 @@ static void bench_relax(void) {
 
 typedef struct cfg {
     int mode, threads, quick, trials;
-    const char *name, *only;   /* only: the parts to run (put,add,fetch,drain) */
+    const char *name, *only;   /* only: the parts to run (put,get,add,fetch,drain) */
 } cfg;
 
 static bool part(const cfg *g, const char *name) { return strstr(g->only, name) != NULL; }
@@ -249,6 +250,26 @@ static void bench_puts(const cfg *g, const gshmem_proxy_chan *ch) {
     }
 }
 
+/* Gets from PE 1 into this PE's heap, many in flight, then quiet (no raw fi_read beside it). */
+static void bench_gets(const cfg *g, const gshmem_proxy_chan *ch) {
+    static const uint64_t sz[3] = {1 << 10, 64 << 10, 4 * MIB};
+    for (int k = 0; k < 3; k++) {
+        uint64_t n = sz[k], total = (g->quick ? 32 : 128) * MIB, reps = total / n > 4096 ? 4096 : total / n;
+        trials t = {0};
+        int st = 0;
+        for (int i = 0; i < n_trials(g); i++) {
+            double t0 = now_s();
+            for (uint64_t j = 0; j < reps; j++)
+                post(ch, GSHMEM_PROXY_OP_GET, 0, 1, n, A(SRC_OFF), A(DST_OFF), 0, 0, NULL);
+            st |= gshmem_proxy_quiet(ch);
+            trial_add(&t, (double)n * (double)reps / (now_s() - t0) / 1e9);
+        }
+        double md = median(&t), bw = best(&t);
+        printf("proxy_bench %s: get %5llu KiB x %4llu in flight, then quiet: %6.3f GB/s (median %6.3f)%s\n", g->name,
+               (unsigned long long)(n >> 10), (unsigned long long)reps, bw, md, st ? " FAILED" : "");
+    }
+}
+
 static int bench_amos(const cfg *g, const gshmem_proxy_chan *ch, uint64_t *adds_one, uint64_t *adds_many) {
     char rb[48];
     int bad = 0, t = g->threads;
@@ -318,6 +339,7 @@ static int pe_bench(pe_ctx *c, void *arg) {
     uint64_t adds_one = 0, adds_many = 0;
     if (c->me == 0) {
         if (part(g, "put")) bench_puts(g, &ch);
+        if (part(g, "get")) bench_gets(g, &ch);
         bad += bench_amos(g, &ch, &adds_one, &adds_many);
         if (part(g, "drain")) bench_drain(g, &ch);
         c->job->oob[0][0] = adds_one;
@@ -340,7 +362,7 @@ static int pe_bench(pe_ctx *c, void *arg) {
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    const char *modes = "queued,direct", *raw = FABRIC_BASELINE, *only = "put,add,fetch,drain";
+    const char *modes = "queued,direct", *raw = FABRIC_BASELINE, *only = "put,get,add,fetch,drain";
     int threads = 8, quick = 0, ntrials = 3, free_copies = 0;
     for (int a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--quick")) quick = 1;
@@ -352,7 +374,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[a], "--free-copies")) free_copies = 1;
         else {
             fprintf(stderr, "usage: %s [--quick] [--modes queued,staged,direct] [--threads T] [--raw PATH|none] "
-                    "[--only put,add,fetch,drain] [--trials N] [--free-copies]\n",
+                    "[--only put,get,add,fetch,drain] [--trials N] [--free-copies]\n",
                     argv[0]);
             return 2;
         }

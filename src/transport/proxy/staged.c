@@ -67,12 +67,13 @@ typedef struct sop {
     uint8_t pad_;
 } sop;
 
-/* Its answer (M_PACKACK: smsg.len of them after the header, in the request's order). */
+/* Its answer (M_PACKACK: smsg.len of them after the header, in the request's order); a get's
+ * bytes follow its answer, padded to 8 bytes. */
 typedef struct sans {
     uint64_t op_id;
     uint64_t value;     /* g: the bytes read (zero-extended); atomics: the previous value */
     int32_t status;     /* 0 or GSHMEM_ERR_* */
-    uint32_t pad_;
+    uint32_t len;       /* bytes that follow (a get's data) */
 } sans;
 
 /* Small operations per message: a request of 256 atomics is 10 KiB and its answer 6 KiB, under
@@ -89,7 +90,8 @@ typedef struct sbuf {
     uint64_t t;         /* memops ticket it waits for (to_send, placing) */
     double t_in;        /* when it entered to_send / when its request was received */
     uint32_t n_ops;     /* a pack being filled: its small operations ... */
-    uint32_t used;      /* ... and their bytes after the header */
+    uint32_t used;      /* ... and their bytes after the header ... */
+    uint32_t ans;       /* ... and the bytes of their answers */
     bool blocked;       /* a pack's records were told the provider refused it */
     struct sbuf *req;   /* a response in `placing`: the receive buffer of its request */
     struct sbuf *next;
@@ -105,6 +107,7 @@ typedef struct partial {   /* a put_signal being received */
 struct staged {
     size_t chunk, bufsz;
     size_t pack_put;    /* puts of at most this many bytes travel packed (one message's worth) */
+    size_t pack_get;    /* gets likewise (their answer carries the data) */
     unsigned pack_max;  /* small operations per pack (answers fit a response buffer) */
     int credits0;
     uint8_t *slab;
@@ -172,6 +175,7 @@ gshmemi_status gshmemi_staged_open(gshmemi_proxy *x) {
     if (s->chunk < 1024) s->chunk = 1024;   /* a pack holds a few small operations */
     s->bufsz = HDR + s->chunk;
     s->pack_put = (s->chunk - sizeof(sop)) & ~(size_t)7;   /* a put that fits one message alone */
+    s->pack_get = (s->chunk - sizeof(sans)) & ~(size_t)7;   /* a get whose answer does */
     s->pack_max = (unsigned)(s->chunk / sizeof(sop));
     if (s->pack_max > PACK_MAX) s->pack_max = PACK_MAX;
     s->credits0 = (int)(gshmemi_cfg.PROXY_STAGING / s->chunk);
@@ -247,7 +251,13 @@ static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 /* p, g, atomics, signals and the puts that fit one message travel packed; gets and larger puts
  * in requests of their own (chunks). */
 static bool is_small(const struct staged *s, const gshmem_proxy_desc *d) {
-    return d->op != GSHMEM_PROXY_OP_GET && (!has_payload(d->op) || d->size <= s->pack_put);
+    if (d->op == GSHMEM_PROXY_OP_GET) return d->size <= s->pack_get;
+    return !has_payload(d->op) || d->size <= s->pack_put;
+}
+
+/* The bytes of an operation's answer in a packed response. */
+static size_t answer_size(int op, uint64_t size) {
+    return sizeof(sans) + (op == GSHMEM_PROXY_OP_GET ? pad8(size) : 0);
 }
 
 /* Fills the request for r's next piece of a put or get (len bytes at offset off); returns its
@@ -304,7 +314,7 @@ static sbuf *open_pack(gshmemi_proxy *x, int pe) {
     memset(m, 0, sizeof *m);
     m->type = M_PACK;
     m->src = x->p.mype;
-    b->n_ops = b->used = 0;
+    b->n_ops = b->used = b->ans = 0;
     b->blocked = false;
     queue_request(x, b, pe, 0, HDR, 0);
     s->open[pe] = b;
@@ -317,8 +327,10 @@ static int pump_small(gshmemi_proxy *x, op_rec *r) {
     struct staged *s = x->st;
     const gshmem_proxy_desc *d = &r->d;
     size_t payload = has_payload(d->op) ? d->size : 0, need = sizeof(sop) + pad8(payload);
+    size_t ans = answer_size(d->op, d->size);
     sbuf *b = s->open[d->pe];
-    if (!b || b->n_ops == s->pack_max || HDR + b->used + need > s->bufsz) b = open_pack(x, d->pe);
+    if (!b || b->n_ops == s->pack_max || HDR + b->used + need > s->bufsz || b->ans + ans > s->chunk)
+        b = open_pack(x, d->pe);
     if (!b) return -FI_EAGAIN;   /* a response will give a credit back */
     sop *o = (sop *)(b->data + HDR + b->used);
     *o = (sop){.op_id = op_id_of(r), .addr = d->raddr, .operand = d->laddr, .compare = d->compare,
@@ -335,6 +347,7 @@ static int pump_small(gshmemi_proxy *x, op_rec *r) {
         if (payload) b->t = mark(x);
     }
     b->used += (uint32_t)need;
+    b->ans += (uint32_t)ans;
     b->n_ops++;
     b->len = HDR + b->used;
     ((smsg *)b->data)->len = b->n_ops;
@@ -451,41 +464,84 @@ void gshmemi_staged_stage_done(gshmemi_proxy *x, op_rec *r) {
     gshmemi_rec_complete(x, r, 0);   /* a get's pieces progressed once their data was placed */
 }
 
-/* Handles an answer to one of our requests; false when it keeps the receive buffer b (a get's
- * data being copied into its destination: `placing` posts it again). */
-/* One answer of a packed response: the small operation it belongs to ends. */
-static void on_answer(gshmemi_proxy *x, int src, const sans *a) {
+/* One answer of a packed response: the small operation it belongs to ends, except a get's,
+ * whose data is copied into its destination first (true: the receive buffer is kept until the
+ * copy is done, and finish_placed ends it). */
+static bool on_answer(gshmemi_proxy *x, int src, const sans *a) {
     op_rec *r = rec_of(x, a->op_id);
-    if (!r || r->inflight != 1) return;   /* failed already (timeout), or not ours */
-    r->inflight = 0;
+    if (!r || r->inflight != 1) return false;   /* failed already (timeout), or not ours */
     r->t_last = gshmemi_proxy_now();
     if (a->status) {
+        r->inflight = 0;
         gshmemi_rec_fail(x, r, a->status, false, "PE %d answered: %s", src, gshmemi_status_str(a->status));
-        return;
+        return false;
     }
+    if (r->d.op == GSHMEM_PROXY_OP_GET) {
+        int st = a->len != r->d.size ? GSHMEM_ERR_INTERNAL
+                 : x->p.mem.copy_to(x->p.mem.ctx, (void *)(uintptr_t)r->d.laddr, a + 1, a->len);
+        if (!st) return true;
+        r->inflight = 0;
+        gshmemi_rec_fail(x, r, st, st == GSHMEM_ERR_INTERNAL, "%s", st == GSHMEM_ERR_INTERNAL
+                         ? "a malformed answer (data of another size)" : "copy_to into its destination failed");
+        return false;
+    }
+    r->inflight = 0;
     if (r->d.op == GSHMEM_PROXY_OP_G) r->result = a->value;
     if (r->d.op == GSHMEM_PROXY_OP_AMO) r->result = r->d.size == 4 ? a->value & 0xffffffffull : a->value;
     gshmemi_rec_progressed(x, r);
+    return false;
 }
 
-static void on_pack_answers(gshmemi_proxy *x, const smsg *m, const uint8_t *payload, size_t len) {
-    if (m->len > len / sizeof(sans)) {   /* its records time out, naming the PE */
-        gshmemi_warn("proxy: PE %d sent a malformed packed answer (%llu answers in %zu bytes)", m->src,
-                     (unsigned long long)m->len, len);
-        return;
+typedef void (*answer_fn)(gshmemi_proxy *x, int src, const sans *a, bool *keep);
+
+/* Calls fn on each answer of a packed response (payload, len bytes), stopping at one that
+ * overruns the message; returns how many were walked. */
+static uint64_t walk_answers(gshmemi_proxy *x, const smsg *m, const uint8_t *payload, size_t len, answer_fn fn,
+                             bool *keep) {
+    size_t off = 0;
+    uint64_t i = 0;
+    for (; i < m->len && len - off >= sizeof(sans); i++) {
+        const sans *a = (const sans *)(payload + off);
+        if (pad8(a->len) > len - off - sizeof(sans)) break;
+        fn(x, m->src, a, keep);
+        off += sizeof(sans) + pad8(a->len);
     }
-    const sans *a = (const sans *)payload;
-    for (uint64_t i = 0; i < m->len; i++) on_answer(x, m->src, &a[i]);
+    return i;
+}
+
+static void answer_one(gshmemi_proxy *x, int src, const sans *a, bool *keep) {
+    if (on_answer(x, src, a)) *keep = true;
+}
+
+/* finish_placed: the gets of a packed response have their data in place. */
+static void get_placed(gshmemi_proxy *x, int src, const sans *a, bool *keep) {
+    (void)src, (void)keep;
+    op_rec *r = rec_of(x, a->op_id);
+    if (!r || r->d.op != GSHMEM_PROXY_OP_GET || r->inflight != 1 || a->status) return;
+    r->inflight = 0;
+    r->t_last = gshmemi_proxy_now();
+    gshmemi_rec_progressed(x, r);
+}
+
+/* Returns false when it keeps the receive buffer b (gets' data being copied out of it). */
+static bool on_pack_answers(gshmemi_proxy *x, sbuf *b, const smsg *m, const uint8_t *payload, size_t len) {
+    bool keep = false;
+    uint64_t n = walk_answers(x, m, payload, len, answer_one, &keep);
+    if (n < m->len)   /* the records left time out, naming the PE */
+        gshmemi_warn("proxy: PE %d sent a malformed packed answer (%llu of %llu answers in %zu bytes)", m->src,
+                     (unsigned long long)n, (unsigned long long)m->len, len);
+    if (!keep) return true;
+    b->len = HDR + len;   /* walked again once the copies are done */
+    b->t = mark(x);
+    bq_push(&x->st->placing, b);
+    return false;
 }
 
 /* Handles an answer to one of our requests; false when it keeps the receive buffer b (a get's
  * data being copied into its destination: `placing` posts it again). */
 static bool on_response(gshmemi_proxy *x, sbuf *b, const smsg *m, const uint8_t *payload, size_t len) {
     x->st->credits[m->src]++;
-    if (m->type == M_PACKACK) {
-        on_pack_answers(x, m, payload, len);
-        return true;
-    }
+    if (m->type == M_PACKACK) return on_pack_answers(x, b, m, payload, len);
     op_rec *r = rec_of(x, m->op_id);
     if (!r) return true;   /* the record already failed (timeout) */
     r->t_last = gshmemi_proxy_now();
@@ -567,9 +623,14 @@ static int signal_op(gshmemi_proxy *x, uint64_t addr, int sig_op, uint64_t value
 /* One small operation of a pack (payload: a put's bytes, in the receive buffer until the
  * response went out); a g's bytes and an atomic's previous value go to *value once the
  * memops pass the response's mark. */
-static int apply_small(gshmemi_proxy *x, const sop *o, const uint8_t *payload, uint64_t *value) {
+static int apply_small(gshmemi_proxy *x, const sop *o, const uint8_t *payload, sans *ans, size_t room) {
     void *a = (void *)(uintptr_t)o->addr;
+    uint64_t *value = &ans->value;
     switch (o->op) {
+    case GSHMEM_PROXY_OP_GET:   /* the data follows the answer */
+        if (pad8(o->size) > room || !gshmemi_heap_range(x, o->addr, o->size)) return GSHMEM_ERR_INVALID_ARG;
+        ans->len = o->size;
+        return o->size ? x->p.mem.copy_from(x->p.mem.ctx, ans + 1, a, o->size) : 0;
     case GSHMEM_PROXY_OP_P:
     case GSHMEM_PROXY_OP_G:
         if (o->size < 1 || o->size > 8 || !gshmemi_heap_range(x, o->addr, o->size)) return GSHMEM_ERR_INVALID_ARG;
@@ -595,22 +656,28 @@ static int apply_small(gshmemi_proxy *x, const sop *o, const uint8_t *payload, u
     }
 }
 
-/* The operations of a pack (in: its entries, len bytes), each answered in ans[] in order;
- * returns the answers' bytes. An entry that overruns the message ends the walk (its source's
- * records time out, naming this PE). */
-static size_t serve_pack(gshmemi_proxy *x, const smsg *m, const uint8_t *in, size_t len, sans *ans) {
-    size_t off = 0, n = 0;
-    for (; n < m->len && n < x->st->pack_max && len - off >= sizeof(sop); n++) {
+/* The operations of a pack (in: its entries, len bytes), each answered in order into out (room
+ * bytes); returns the answers' bytes and their number in *n. An entry that overruns the
+ * message, or an answer the buffer cannot hold, ends the walk (its source's records time out,
+ * naming this PE). */
+static size_t serve_pack(gshmemi_proxy *x, const smsg *m, const uint8_t *in, size_t len, uint8_t *out, size_t room,
+                         uint64_t *n) {
+    size_t off = 0, aoff = 0;
+    for (*n = 0; *n < m->len && *n < x->st->pack_max && len - off >= sizeof(sop) && room - aoff >= sizeof(sans);
+         ++*n) {
         const sop *o = (const sop *)(in + off);
         size_t payload = has_payload(o->op) ? o->size : 0;
         if (payload > len - off - sizeof(sop)) break;
-        ans[n] = (sans){.op_id = o->op_id};
-        ans[n].status = apply_small(x, o, (const uint8_t *)(o + 1), &ans[n].value);
+        sans *a = (sans *)(out + aoff);
+        *a = (sans){.op_id = o->op_id};
+        a->status = apply_small(x, o, (const uint8_t *)(o + 1), a, room - aoff - sizeof(sans));
+        if (a->status) a->len = 0;
         off += sizeof(sop) + pad8(payload);
+        aoff += sizeof(sans) + pad8(a->len);
     }
-    if (n < m->len) gshmemi_warn("proxy: PE %d sent a malformed pack: %zu of %llu operations served", m->src, n,
-                                 (unsigned long long)m->len);
-    return n * sizeof(sans);
+    if (*n < m->len) gshmemi_warn("proxy: PE %d sent a malformed pack: %llu of %llu operations served", m->src,
+                                  (unsigned long long)*n, (unsigned long long)m->len);
+    return aoff;
 }
 
 /* Atomics (and signals, which may be adds) a request brings to the memory queue: it is served
@@ -662,8 +729,7 @@ static bool serve(gshmemi_proxy *x, sbuf *b) {
         break;
     default:   /* M_PACK */
         a->type = M_PACKACK;
-        payload = serve_pack(x, m, b->data + HDR, b->len - HDR, (sans *)(o->data + HDR));
-        a->len = payload / sizeof(sans);
+        payload = serve_pack(x, m, b->data + HDR, b->len - HDR, o->data + HDR, s->chunk, &a->len);
         st = 0;
         break;
     }
@@ -693,6 +759,13 @@ static int finish_placed(gshmemi_proxy *x) {
             if (w > s->place_max) s->place_max = w;
             send_response(x, b);
             post_recv(x, b->req);
+            continue;
+        }
+        const smsg *m = (const smsg *)b->data;
+        if (m->type == M_PACKACK) {   /* its gets' data are in their destinations */
+            bool unused = false;
+            walk_answers(x, m, b->data + HDR, b->len - HDR, get_placed, &unused);
+            post_recv(x, b);
             continue;
         }
         op_rec *r = rec_of(x, b->op_id);   /* a get's piece is in its destination */
