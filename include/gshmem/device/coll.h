@@ -75,8 +75,9 @@ GSHMEMI_DEF_ROP(GSHMEMI_OP_PROD, a * b)
 
 /* ---- addressing ---------------------------------------------------------------------- */
 static __device__ __noinline__ void gshmemi_coll_unreachable(const char *call, int pe) {
-    GSHMEMI_DEVICE_FAIL("%s: team member PE %d is not reachable by load/store from PE %d; "
-                        "collectives over remote transports are not built in", call, pe,
+    GSHMEMI_DEVICE_FAIL("%s: team member PE %d is on another node than PE %d: device collectives "
+                        "on teams across nodes need this translation unit built with "
+                        "-DGSHMEM_REMOTE=1 (the host and on-stream forms work without it)", call, pe,
                         gshmemi_dstate.mype);
 }
 static __device__ __noinline__ void gshmemi_coll_bad_buf(const char *call, const char *which,
@@ -109,11 +110,9 @@ template <class T> GSHMEMI_DEV T *gshmemi_at(T *p, ptrdiff_t off) {
 /* Entry checks every thread runs (cheap, one branch each): members reachable, buffers in the
  * heap when GSHMEM_DEBUG >= 2. Inline (the reports are not), so an on-stream kernel's team
  * entry stays in parameter space instead of being copied to the stack for a call. */
-GSHMEMI_DEV void gshmemi_coll_check(const gshmemi_team *t, const void *dest, size_t dbytes,
-                                    const void *src, size_t sbytes, const char *call) {
+GSHMEMI_DEV void gshmemi_coll_check_bufs(const void *dest, size_t dbytes, const void *src,
+                                         size_t sbytes, const char *call) {
     const gshmemi_device_state *s = &gshmemi_dstate;
-    for (int j = 0; j < t->size; j++)
-        if (gshmemi_slot_of(s, gshmemi_team_pe(t, j)) < 0) gshmemi_coll_unreachable(call, gshmemi_team_pe(t, j));
     if (s->debug >= 2) {
         const char *lo = s->heap_base, *hi = s->heap_base + s->heap_mapped;
         if (dbytes && ((const char *)dest < lo || (const char *)dest + dbytes > hi))
@@ -121,6 +120,13 @@ GSHMEMI_DEV void gshmemi_coll_check(const gshmemi_team *t, const void *dest, siz
         if (sbytes && ((const char *)src < lo || (const char *)src + sbytes > hi))
             gshmemi_coll_bad_buf(call, "source", src, sbytes);
     }
+}
+GSHMEMI_DEV void gshmemi_coll_check(const gshmemi_team *t, const void *dest, size_t dbytes,
+                                    const void *src, size_t sbytes, const char *call) {
+    const gshmemi_device_state *s = &gshmemi_dstate;
+    for (int j = 0; j < t->size; j++)
+        if (gshmemi_slot_of(s, gshmemi_team_pe(t, j)) < 0) gshmemi_coll_unreachable(call, gshmemi_team_pe(t, j));
+    gshmemi_coll_check_bufs(dest, dbytes, src, sbytes, call);
 }
 
 /* ---- rounds ------------------------------------------------------------------------------ */
@@ -852,20 +858,32 @@ GSHMEMI_DEV void gshmemi_move_t(const gshmemi_team *t, int team, int what, void 
     gshmemi_coll_round<S>(t, c, call);
 }
 
+#if GSHMEM_REMOTE
+#include "coll_xnode.h"
+#endif
+
 /* Entry points by team handle (the on-stream kernels pass the host's copy of the entry
- * instead: no dependent loads from the team table before the first flag). */
+ * instead: no dependent loads from the team table before the first flag). A team whose
+ * members span nodes takes the cross-node algorithms where this unit has device calls to
+ * other nodes (GSHMEM_REMOTE=1); elsewhere the entry check stops it with a message. */
 template <class T, int OP, class S, int U = 1>
 GSHMEMI_DEV void gshmemi_reduce(int team, int what, T *dest, const T *src, size_t n, int c,
                                 int nch, const char *call) {
-    gshmemi_reduce_t<T, OP, S, U>(gshmemi_team_member(team, call), team, what, dest, src, n, c,
-                                  nch, call);
+    const gshmemi_team *t = gshmemi_team_member(team, call);
+#if GSHMEM_REMOTE
+    if (t->remote) return gshmemi_xnode_reduce<T, OP, S>(t, team, what, dest, src, n, call);
+#endif
+    gshmemi_reduce_t<T, OP, S, U>(t, team, what, dest, src, n, c, nch, call);
 }
 template <class S>
 GSHMEMI_DEV void gshmemi_move(int team, int what, void *dest, const void *src, size_t n,
                               size_t es, int root, ptrdiff_t dst, ptrdiff_t sst, int c, int nch,
                               const char *call) {
-    gshmemi_move_t<S>(gshmemi_team_member(team, call), team, what, dest, src, n, es, root, dst,
-                      sst, c, nch, call);
+    const gshmemi_team *t = gshmemi_team_member(team, call);
+#if GSHMEM_REMOTE
+    if (t->remote) return gshmemi_xnode_move<S>(t, team, what, dest, src, n, es, root, dst, sst, call);
+#endif
+    gshmemi_move_t<S>(t, team, what, dest, src, n, es, root, dst, sst, c, nch, call);
 }
 
 /* ---- public device names ------------------------------------------------------------------ */
