@@ -123,9 +123,10 @@ GSHMEMI_COLL_FN void gshmemi_xnode_reduce(const gshmemi_team *t, int team, int w
     if (what == GSHMEMI_COLL_REDUCE) gshmemi_slice(n, me, m, G, &lo, &hi);
     const T *in = rs ? src + (size_t)me * n : src;   /* the block every member combines */
     const int upto = what == GSHMEMI_COLL_INSCAN ? me + 1 : what == GSHMEMI_COLL_EXSCAN ? me : m;
-    /* a scan in place: other members still read my source while I have my result, so each
-     * chunk's result waits in my own landing slot (slot m - 1) for a round */
-    const bool park = scan && (const void *)dest == (const void *)src;
+    /* scans: later members may still read my source while I have my result (in place: the
+     * same memory), so each chunk's result waits in my own landing slot (slot m - 1) for a
+     * round; always, so that every member makes the same rounds whatever its buffers */
+    const bool park = scan;
     for (size_t c0 = lo; c0 < hi; c0 += ce) {
         const size_t c1 = c0 + ce < hi ? c0 + ce : hi;
         gshmemi_xnode_fetch<T, S>(t, in, c0, c1, ce, upto, call);
