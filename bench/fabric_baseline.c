@@ -1,7 +1,7 @@
 /* Raw libfabric between two processes, host memory, no gshmem: the floor the proxy transport
  * is compared with (same provider and interface). Prints fi_write one-way latency (8-byte
  * ping-pong / 2, each side polling its memory while reading its CQ: manual progress), fi_write
- * bandwidth (64 writes in flight, then one FI_DELIVERY_COMPLETE write) from 4 KiB to 64 MiB,
+ * bandwidth (64 writes in flight, then one FI_DELIVERY_COMPLETE write) from 1 KiB to 64 MiB,
  * and the 8-byte fi_atomic (FI_SUM) rate.
  *   fabric_baseline [-p provider] [-i iface-or-ipv4] [-n ns0,ns1 -a ip0,ip1]
  * -p defaults to tcp;ofi_rxm, -i to lo; -n runs the two processes in the named network
@@ -175,7 +175,7 @@ static void pingpong(side *s, int iters, int rank) {
 }
 
 static void bandwidth(side *s, int rank, int sock) {
-    static const size_t sizes[] = {4096, 65536, 1u << 20, 4u << 20, 16u << 20, 64u << 20};
+    static const size_t sizes[] = {1024, 4096, 65536, 1u << 20, 4u << 20, 16u << 20, 64u << 20};
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
         size_t n = sizes[k];
         int reps = n <= 65536 ? 2000 : n <= (4u << 20) ? 200 : 16;

@@ -20,7 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef GSHMEM_PROXY_RELAX   /* the benchmark's producers back off instead */
 #define GSHMEM_PROXY_RELAX() sched_yield()   /* 2-core CI: spinning producers yield */
+#endif
 #include "proxy.h"
 
 #include "unit.h"
@@ -172,6 +174,12 @@ static int dev_signal(void *ctx, uint64_t *addr, int op, uint64_t v) {
 #include "memq.h"
 
 static int queued;
+/* q_steady (the benchmark): no random pauses, and an idle device polls again after a yield
+ * instead of a 20 us sleep, so the queue's own cost is measured, not the test's pacing */
+static int q_steady;
+/* q_hold: the fake device performs nothing while set (a GPU busy with other work): operations
+ * pile up in the memory queue (test_proxy's amo flood) */
+static int q_hold;
 enum { QK_COPY, QK_WRITE64, QK_ATOMICS, QK_TICKET };
 typedef struct qop {
     int kind;
@@ -217,19 +225,26 @@ static int q_apply(const qop *q) {
 static void *q_device(void *arg) {
     (void)arg;
     uint64_t rng = 88172645463325252ull ^ (uint64_t)getpid();
+    unsigned idle = 0;
     for (;;) {
         uint64_t n = __atomic_load_n(&q_issued, __ATOMIC_ACQUIRE);
-        if (q_done == n) {
-            usleep(20);
+        if (__atomic_load_n(&q_hold, __ATOMIC_ACQUIRE)) {
+            usleep(100);
             continue;
         }
+        if (q_done == n) {
+            if (q_steady && idle++ < 1000) sched_yield();
+            else usleep(20);
+            continue;
+        }
+        idle = 0;
         if (q_apply(&qops[q_done % QCAP])) {
             fprintf(stderr, "queued memops: operation %llu failed when performed\n", (unsigned long long)q_done);
             _exit(3);
         }
         __atomic_store_n(&q_done, q_done + 1, __ATOMIC_RELEASE);
         rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-        if (rng % 4 == 0) usleep((useconds_t)(rng >> 8) % 50);   /* an uneven pace */
+        if (!q_steady && rng % 4 == 0) usleep((useconds_t)(rng >> 8) % 50);   /* an uneven pace */
     }
     return NULL;
 }
@@ -251,8 +266,12 @@ static int q_atomics(void *ctx, unsigned first, unsigned n) {
     return q_push((qop){.kind = QK_ATOMICS, .v = first, .n = n});
 }
 static int q_ticket(void *ctx, uint64_t t) { (void)ctx; return q_push((qop){.kind = QK_TICKET, .v = t}); }
+/* Syncs while the proxy runs: the memory queue waited for the device (a full atomic ring),
+ * which staged mode must never do (memops.room); only finalize may flush. */
+static uint64_t q_syncs;
 static int q_sync(void *ctx) {
     (void)ctx;
+    __atomic_fetch_add(&q_syncs, 1, __ATOMIC_RELAXED);
     while (__atomic_load_n(&q_done, __ATOMIC_ACQUIRE) != q_issued) sched_yield();
     return 0;
 }

@@ -6,7 +6,8 @@
  *           flight, p/g 1..8 bytes, host blocking calls; prints latency and bandwidth
  *   amo     every atomic (4 and 8 bytes, fetch forms) against expected old/new values; fetch_add,
  *           add and fetch_inc counted exactly under contention from every PE (2 producer threads
- *           each; staged: plus the target's own "device" atomics)
+ *           each; staged: plus the target's own "device" atomics); queued: a flood of adds to a
+ *           PE whose device holds still is deferred, never waited for, and counted exactly
  *   litmus  put_signal, fence and quiet ordering, each beside a negative control that breaks
  *           the order and must be caught (so the check is shown able to fail)
  *   bad     descriptors with bad fields are refused (status in the slot), never executed, and
@@ -59,7 +60,12 @@ static int pe_start(pe_ctx *c, int mode, pe_state *s) {
 }
 
 static int pe_end(pe_ctx *c, pe_state *s, int bad) {
-    (void)c;
+    uint64_t syncs = __atomic_load_n(&q_syncs, __ATOMIC_RELAXED);
+    if (queued && syncs) {   /* the proxy thread stopped for the device: what room prevents */
+        fprintf(stderr, "FAIL PE %d: the memory queue waited for the device %llu times (its atomic ring was "
+                "full: a request was served without room)\n", c->me, (unsigned long long)syncs);
+        bad++;
+    }
     if (gshmemi_proxy_finalize(s->x)) bad++;
     return bad;
 }
@@ -400,27 +406,65 @@ static int amo_contention(pe_ctx *c, pe_state *s) {
     return bad;
 }
 
+/* Queued mode: every other PE floods PE 0 with adds while PE 0's device holds still, so more
+ * atomics arrive than its memory queue holds (packs of 256, 16 per peer): PE 0 must defer the
+ * requests that do not fit (memops.room) rather than wait for the device, which pe_end checks
+ * (q_syncs); every add still lands once. */
+#define FLOOD_K 6000
+static int amo_flood(pe_ctx *c, pe_state *s) {
+    uint64_t word = A(SMALL_OFF + 8192 + 192);
+    barrier(c);
+    if (c->me == 0) {
+        __atomic_store_n(&q_hold, 1, __ATOMIC_RELEASE);
+        barrier(c);
+        usleep(300000);   /* the others' packs arrive meanwhile */
+        __atomic_store_n(&q_hold, 0, __ATOMIC_RELEASE);
+    } else {
+        barrier(c);
+        for (int i = 0; i < FLOOD_K; i++) post(&s->ch, GSHMEM_PROXY_OP_AMO, GSHMEM_PROXY_AMO_ADD, 0, 8, word, 1, 0, 0, NULL);
+    }
+    int bad = quiet_ok(c, s, "the flood of adds");
+    barrier(c);
+    uint64_t got = c->me == 0 ? *(uint64_t *)H(word) : 0, want = (uint64_t)(c->n - 1) * FLOOD_K;
+    if (c->me == 0 && got != want) {
+        fprintf(stderr, "FAIL PE 0: flood of adds while the device held still: word %llu, expected %llu\n",
+                (unsigned long long)got, (unsigned long long)want);
+        bad++;
+    }
+    if (c->me == 0 && !bad)
+        printf("proxy queued: %llu adds from %d PEs while PE 0's device held still for 0.3 s: counted exactly\n",
+               (unsigned long long)want, c->n - 1);
+    return bad;
+}
+
 static int pe_amo(pe_ctx *c, void *arg) {
     scen *sc = arg;
     pe_state s;
     if (pe_start(c, sc->mode, &s)) return 1;
     int bad = amo_semantics(c, &s);
     bad += amo_contention(c, &s);
+    if (queued) bad += amo_flood(c, &s);
     return pe_end(c, &s, bad);
 }
 
 /* ---- litmus ---------------------------------------------------------------------------- */
-enum { L_PUT_SIGNAL, L_SIGNAL_FIRST, L_FENCE, L_REVERSED, L_QUIET, L_NO_QUIET, L_COUNT };
+/* Pairs: a variant that keeps the order (even), and its negative control (odd). The last pair
+ * moves 4 KiB, which staged mode sends packed (data and signal in one entry of a pack). */
+enum { L_PUT_SIGNAL, L_SIGNAL_FIRST, L_FENCE, L_REVERSED, L_QUIET, L_NO_QUIET, L_PUT_SIGNAL_SMALL,
+       L_SIGNAL_FIRST_SMALL, L_COUNT };
 static const char *lit_name[L_COUNT] = {"put_signal", "NEGATIVE signal, then put", "put; fence; p(flag)",
                                         "NEGATIVE p(flag), then put", "put; quiet; flag out of band",
-                                        "NEGATIVE flag out of band, then put"};
+                                        "NEGATIVE flag out of band, then put", "put_signal 4 KiB (packed)",
+                                        "NEGATIVE signal, then put 4 KiB"};
 #define LIT_N 60
 #define LIT_B (256 * 1024)
 #define LIT_SLOTS 4
 
+static uint64_t lit_bytes(int v) { return v >= L_PUT_SIGNAL_SMALL ? 4096 : LIT_B; }
+
 static uint64_t lit_flag(pe_ctx *c, int v) {
-    return v >= L_QUIET ? __atomic_load_n(&c->job->oob[0][0], __ATOMIC_ACQUIRE)
-                        : __atomic_load_n((uint64_t *)H(A(SMALL_OFF + 16384)), __ATOMIC_ACQUIRE);
+    return v == L_QUIET || v == L_NO_QUIET ? __atomic_load_n(&c->job->oob[0][0], __ATOMIC_ACQUIRE)
+                                           : __atomic_load_n((uint64_t *)H(A(SMALL_OFF + 16384)), __ATOMIC_ACQUIRE);
 }
 
 static void lit_wait_observer(pe_ctx *c, uint64_t i) {
@@ -435,7 +479,7 @@ static void lit_flag_first(pe_ctx *c, pe_state *s, int v, uint64_t i, uint64_t s
     if (v == L_NO_QUIET) {
         __atomic_store_n(&c->job->oob[0][0], i, __ATOMIC_RELEASE);
     } else {
-        uint64_t t = v == L_SIGNAL_FIRST
+        uint64_t t = v == L_SIGNAL_FIRST || v == L_SIGNAL_FIRST_SMALL
                          ? post(&s->ch, GSHMEM_PROXY_OP_SIGNAL, GSHMEM_PROXY_SIG_SET, 1, 8, sig, i, 0, 0, &r)
                          : post(&s->ch, GSHMEM_PROXY_OP_P, 0, 1, 8, sig, i, 0, 0, &r);
         gshmem_proxy_wait_ret(&r, t);
@@ -447,16 +491,17 @@ static void lit_write(pe_ctx *c, pe_state *s, int v) {
     gshmem_proxy_ret ret[LIT_SLOTS];
     uint64_t tk[LIT_SLOTS] = {0};
     memset(ret, 0, sizeof ret);
-    uint64_t data = A(DST_OFF), sig = A(SMALL_OFF + 16384);
+    uint64_t data = A(DST_OFF), sig = A(SMALL_OFF + 16384), nb = lit_bytes(v);
     for (uint64_t i = 1; i <= LIT_N; i++) {
         int k = (int)(i % LIT_SLOTS);
         if (i > LIT_SLOTS) gshmem_proxy_wait_ret(&ret[k], tk[k]);   /* the slot's source is free */
         uint64_t src = A(SRC_OFF + (uint64_t)k * LIT_B), *w = (uint64_t *)H(src);
-        for (int j = 0; j < LIT_B / 8; j++) w[j] = i;
+        for (uint64_t j = 0; j < nb / 8; j++) w[j] = i;
         if (v & 1) lit_flag_first(c, s, v, i, sig);
         switch (v) {
         case L_PUT_SIGNAL:
-            tk[k] = post(&s->ch, GSHMEM_PROXY_OP_PUT_SIGNAL, GSHMEM_PROXY_SIG_SET, 1, LIT_B, data, src, sig, i, &ret[k]);
+        case L_PUT_SIGNAL_SMALL:
+            tk[k] = post(&s->ch, GSHMEM_PROXY_OP_PUT_SIGNAL, GSHMEM_PROXY_SIG_SET, 1, nb, data, src, sig, i, &ret[k]);
             break;
         case L_FENCE:
             tk[k] = post(&s->ch, GSHMEM_PROXY_OP_PUT, 0, 1, LIT_B, data, src, 0, 0, &ret[k]);
@@ -469,7 +514,7 @@ static void lit_write(pe_ctx *c, pe_state *s, int v) {
             __atomic_store_n(&c->job->oob[0][0], i, __ATOMIC_RELEASE);
             break;
         default:   /* negative controls: the data after the flag */
-            tk[k] = post(&s->ch, GSHMEM_PROXY_OP_PUT, 0, 1, LIT_B, data, src, 0, 0, &ret[k]);
+            tk[k] = post(&s->ch, GSHMEM_PROXY_OP_PUT, 0, 1, nb, data, src, 0, 0, &ret[k]);
             break;
         }
         lit_wait_observer(c, i);   /* paced: the observer looks at every iteration */
@@ -489,7 +534,7 @@ static int lit_observe(pe_ctx *c, int v) {
             sched_yield();
             continue;
         }
-        for (int j = 0; j < LIT_B / 8; j++)
+        for (uint64_t j = 0; j < lit_bytes(v) / 8; j++)
             if (__atomic_load_n(&data[j], __ATOMIC_RELAXED) < f) {
                 violations++;
                 break;

@@ -18,12 +18,18 @@ static void logop(gshmemi_memq *q, const char *what, const void *addr, uint64_t 
     q->oplog[k].n = n;
 }
 
-/* The written atomics as one batch, before whatever is enqueued next. */
+/* The written atomics, before whatever is enqueued next: one launch per GSHMEMI_AMO_BATCH_MAX
+ * of them, in ring order (so one word's atomics stay in arrival order across launches). */
 static int launch_batch(gshmemi_memq *q) {
-    if (!q->batch_n) return 0;
-    unsigned first = q->batch_first, n = q->batch_n;
+    int st = 0;
+    while (q->batch_n && !st) {
+        unsigned n = q->batch_n < GSHMEMI_AMO_BATCH_MAX ? q->batch_n : GSHMEMI_AMO_BATCH_MAX;
+        st = q->be.atomics(q->be.ctx, q->batch_first, n);
+        q->batch_first = (q->batch_first + n) % SLOTS;
+        q->batch_n -= n;
+    }
     q->batch_n = 0;
-    return q->be.atomics(q->be.ctx, first, n);
+    return st;
 }
 
 static int enqueue_copy(gshmemi_memq *q, void *dst, const void *src, size_t n, bool to_device) {
@@ -132,6 +138,11 @@ static int write_atomic(gshmemi_memq *q, void *dev_addr, int op, size_t size, ui
     return 0;
 }
 
+static unsigned mem_room(void *ctx) {
+    const gshmemi_memq *q = ctx;
+    return SLOTS - q->pend_n;
+}
+
 static int mem_atomic(void *ctx, void *dev_addr, int op, size_t size, uint64_t operand, uint64_t compare,
                       uint64_t *old) {
     return write_atomic(ctx, dev_addr, op, size, operand, compare, old, "atomic");
@@ -162,5 +173,5 @@ void gshmemi_memq_init(gshmemi_memq *q, const gshmemi_memq_backend *be, gshmemi_
 gshmemi_proxy_memops gshmemi_memq_ops(gshmemi_memq *q) {
     return (gshmemi_proxy_memops){.ctx = q, .copy_to = mem_copy_to, .copy_from = mem_copy_from,
                                   .atomic = mem_atomic, .signal = mem_signal, .mark = mem_mark,
-                                  .done = mem_done, .flush = mem_flush};
+                                  .done = mem_done, .flush = mem_flush, .room = mem_room};
 }

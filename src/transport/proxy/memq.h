@@ -16,15 +16,21 @@
 
 #include "proxy.h"
 
-#define GSHMEMI_MEMQ_SLOTS GSHMEMI_AMO_BATCH_MAX   /* atomics in flight (a full ring waits) */
+/* Atomics in flight (written, their ticket not yet passed): packed requests bring up to 256
+ * at once per peer and 16 requests per peer may be served together, so the ring holds 4096;
+ * memops.room says how many more fit, and the proxy serves a request only when its atomics
+ * fit (a full ring would otherwise have to wait for the device). Batches are launched
+ * GSHMEMI_AMO_BATCH_MAX at a time. */
+#define GSHMEMI_MEMQ_SLOTS 4096u
 
 typedef struct gshmemi_memq_backend {
     void *ctx;
     /* each enqueues and returns 0 or a GSHMEM_ERR_* (it said why) */
     int (*copy)(void *ctx, void *dst, const void *src, size_t n, bool to_device);
     int (*write64)(void *ctx, uint64_t *dev_addr, uint64_t value);   /* a signal SET */
-    /* descs[(first + i) % SLOTS] for i < n, old values to olds[(first + i) % SLOTS]; atomics on
-     * one 8-byte word in ring order (gshmemi_launch_amo_batch) */
+    /* descs[(first + i) % SLOTS] for i < n <= GSHMEMI_AMO_BATCH_MAX, old values to
+     * olds[(first + i) % SLOTS]; atomics on one 8-byte word in ring order
+     * (gshmemi_launch_amo_batch) */
     int (*atomics)(void *ctx, unsigned first, unsigned n);
     int (*ticket)(void *ctx, uint64_t t);   /* *done_word = t after everything before */
     int (*sync)(void *ctx);                  /* blocks until everything enqueued was performed */

@@ -80,11 +80,12 @@ gshmemi_status gshmemi_proxy_create(const gshmemi_proxy_params *p, gshmemi_proxy
     GSHMEMI_CHECK(check_params(p));
     gshmemi_proxy *x = calloc(1, sizeof *x);
     if (!x || !(x->peer_dead = calloc((size_t)p->npes, sizeof *x->peer_dead)) ||
-        !(x->pump_blocked = calloc((size_t)p->npes, sizeof *x->pump_blocked))) {
+        !(x->pumpq = calloc((size_t)p->npes, sizeof *x->pumpq))) {
         if (x) free(x->peer_dead);
         free(x);
         return GSHMEM_ERR_NO_MEMORY;
     }
+    x->pump_first = x->pump_last = -1;
     x->p = *p;
     x->timeout = gshmemi_cfg.BOOTSTRAP_TIMEOUT > 0 ? gshmemi_cfg.BOOTSTRAP_TIMEOUT : 120;
     gshmemi_status st;
@@ -97,7 +98,7 @@ fail:
     gshmemi_fab_close(x);       /* the endpoint first: buffers may still be posted */
     gshmemi_staged_close(x);
     free(x->peer_dead);
-    free(x->pump_blocked);
+    free(x->pumpq);
     free(x);
     return st;
 }
@@ -116,42 +117,60 @@ gshmemi_status gshmemi_proxy_ring(gshmemi_proxy *x, uint64_t n_slots, uint64_t *
 }
 
 /* ---- the loop ------------------------------------------------------------------------- */
-/* One pass over the records with something to post. A record that finds no room (credits,
- * buffers, the provider's queue) stays, in order, and so do the later records to its PE this
- * pass without being tried: with thousands of small operations waiting for one peer's
- * credits, a pass costs one attempt per PE, not one per record. */
-static int pump_all(gshmemi_proxy *x) {
+/* Posts what it can of PE pe's queue, in order: a record that finds no room (credits,
+ * buffers, the provider's queue) stays at the head, and the records behind it wait untried. */
+static int pump_peer(gshmemi_proxy *x, pump_q *q) {
     int work = 0;
-    op_rec *prev = NULL, *r = x->pump_head;
-    uint32_t turn = ++x->pump_turn;
-    while (r) {
-        op_rec *next = r->next;
-        int pe = r->d.pe;
-        bool peer_ok = pe >= 0 && pe < x->p.npes;
-        int ret = r->state != REC_ACTIVE                    ? 0
-                  : peer_ok && x->pump_blocked[pe] == turn ? -FI_EAGAIN
-                  : x->mode == GSHMEMI_PROXY_DIRECT        ? gshmemi_direct_pump(x, r)
-                                                           : gshmemi_staged_pump(x, r);
-        if (ret == -FI_EAGAIN) {   /* keep it, in order */
-            if (peer_ok) x->pump_blocked[pe] = turn;
-            prev = r;
-            r = next;
-            continue;
-        }
-        if (prev) prev->next = next;
-        else x->pump_head = next;
-        if (x->pump_tail == r) x->pump_tail = prev;
+    op_rec *r;
+    while ((r = q->h)) {
+        int ret = r->state != REC_ACTIVE           ? 0
+                  : x->mode == GSHMEMI_PROXY_DIRECT ? gshmemi_direct_pump(x, r)
+                                                    : gshmemi_staged_pump(x, r);
+        if (ret == -FI_EAGAIN) break;
+        q->h = r->next;
+        if (!q->h) q->t = NULL;
+        x->pump_n--;
         r->queued = 0;
         work++;
         gshmemi_rec_progressed(x, r);   /* may push it again at the tail (next stage) */
-        r = next;
+    }
+    return work;
+}
+
+/* One pass over the PEs with records to post: one attempt per PE that has no room, so a pass
+ * costs O(PEs + work), not O(records waiting) — with the ring full of small operations for a
+ * peer whose credits are in use, walking every waiting record each pass was what made a pass
+ * slow (docs/design.md, "Pumping"). The first PE moves to the end after each pass: PEs share
+ * the request buffers and the provider's queue, and none is always served first. */
+static int pump_all(gshmemi_proxy *x) {
+    int work = 0, prev = -1;
+    for (int pe = x->pump_first; pe >= 0;) {
+        pump_q *q = &x->pumpq[pe];
+        work += pump_peer(x, q);
+        int next = q->next;
+        if (q->h) {
+            prev = pe;
+        } else {   /* unlinked: the next push lists it again */
+            q->listed = false;
+            if (prev >= 0) x->pumpq[prev].next = next;
+            else x->pump_first = next;
+            if (x->pump_last == pe) x->pump_last = prev;
+        }
+        pe = next;
+    }
+    int f = x->pump_first;
+    if (f >= 0 && f != x->pump_last) {
+        x->pump_first = x->pumpq[f].next;
+        x->pumpq[f].next = -1;
+        x->pumpq[x->pump_last].next = f;
+        x->pump_last = f;
     }
     if (x->mode == GSHMEMI_PROXY_STAGED) work += gshmemi_staged_send(x);
     return work;
 }
 
 static bool busy(const gshmemi_proxy *x) {
-    if (x->pump_head) return true;
+    if (x->pump_n) return true;
     for (int i = 0; i < x->n_rings; i++)
         if (gshmemi_pring_busy(x->rings[i])) return true;
     return x->mode == GSHMEMI_PROXY_STAGED && gshmemi_staged_busy(x);
@@ -169,15 +188,14 @@ static void idle_sleep(void) {
 static void report(gshmemi_proxy *x) {
     char line[768];
     size_t o = 0;
-    int pumped = 0;
-    for (const op_rec *r = x->pump_head; r; r = r->next) pumped++;
+    unsigned long long pumped = x->pump_n;
     for (int i = 0; i < x->n_rings && o < sizeof line; i++) {
         const pring *g = x->rings[i];
         o += (size_t)snprintf(line + o, sizeof line - o, "ring %d: head %llu retired %llu acked %llu; ", g->id,
                               (unsigned long long)g->head, (unsigned long long)g->retired,
                               (unsigned long long)g->acked);
     }
-    if (o < sizeof line) o += (size_t)snprintf(line + o, sizeof line - o, "%d records to post; ", pumped);
+    if (o < sizeof line) o += (size_t)snprintf(line + o, sizeof line - o, "%llu records to post; ", pumped);
     if (x->mode == GSHMEMI_PROXY_STAGED && o < sizeof line) gshmemi_staged_describe(x, line + o, sizeof line - o);
     gshmemi_info("proxy progress: %s", line);
 }
@@ -190,7 +208,7 @@ static void *proxy_main(void *arg) {
         for (int i = 0; i < x->n_rings; i++) work += gshmemi_pring_drain(x, x->rings[i], DRAIN_BATCH);
         work += gshmemi_fab_progress(x);
         if (x->mode == GSHMEMI_PROXY_STAGED) work += gshmemi_staged_progress(x);
-        if (x->pump_head) work += pump_all(x);
+        if (x->pump_n) work += pump_all(x);
         for (int i = 0; i < x->n_rings; i++) gshmemi_pring_retire(x->rings[i]);
         /* nothing done this turn: let a producer or a peer sharing this core run (returns at
          * once on a core of its own) */
@@ -321,7 +339,7 @@ gshmemi_status gshmemi_proxy_finalize(gshmemi_proxy *x) {
     gshmemi_staged_close(x);
     for (int i = 0; i < x->n_rings; i++) gshmemi_pring_destroy(x->rings[i]);
     free(x->peer_dead);
-    free(x->pump_blocked);
+    free(x->pumpq);
     free(x);
     return st;
 }

@@ -34,7 +34,9 @@ enum { GSHMEMI_PROXY_AUTO = 0, GSHMEMI_PROXY_DIRECT = 1, GSHMEMI_PROXY_STAGED = 
  * - mark: a ticket covering everything enqueued so far; done: the highest complete ticket
  *   (never blocks; completes the host side of finished operations). NULL: every operation is
  *   complete when it returns.
- * - flush: blocks until everything enqueued is complete (NULL: nothing to wait for). */
+ * - flush: blocks until everything enqueued is complete (NULL: nothing to wait for).
+ * - room: how many more atomics and signals can be enqueued without waiting for the device
+ *   (NULL: no limit); the proxy serves a request only when its atomics fit. */
 typedef struct gshmemi_proxy_memops {
     void *ctx;
     int (*copy_to)(void *ctx, void *dst_dev, const void *src_host, size_t n);
@@ -45,6 +47,7 @@ typedef struct gshmemi_proxy_memops {
     uint64_t (*mark)(void *ctx);
     uint64_t (*done)(void *ctx);
     int (*flush)(void *ctx);
+    unsigned (*room)(void *ctx);
     /* may be NULL: page-lock the staging buffers for fast copies (unpin before they are freed) */
     void (*pin)(void *ctx, void *host, size_t n);
     void (*unpin)(void *ctx, void *host);

@@ -26,15 +26,25 @@ typedef struct op_rec {
     struct pring *ring;
     uint8_t state;              /* REC_* */
     uint8_t stage;              /* PUT_SIGNAL direct: 0 data, 1 signal */
-    uint8_t queued;             /* on the pump list */
+    uint8_t queued;             /* on its PE's pump queue */
     uint8_t blocked;            /* the last post attempt was refused with -FI_EAGAIN */
     int32_t status;
     uint64_t posted;            /* bytes (or 1 for single messages) posted in this stage */
     uint32_t inflight;          /* posted, not yet completed fabric operations / messages */
     uint64_t operand, compare, result;  /* buffers of direct atomics: live until completion */
     double t_last;              /* last progress (start, post or completion): for the timeout */
-    struct op_rec *next;        /* pump list */
+    struct op_rec *next;        /* its PE's pump queue */
 } op_rec;
+
+/* The records with something left to post to one PE, in the order they were consumed. A
+ * pump pass tries each queue from its head and stops at the first record that finds no room
+ * (credits, buffers, the provider's queue), so a pass costs one attempt per PE plus the work
+ * it does: thousands of records waiting for one peer cost nothing while they wait. */
+typedef struct pump_q {
+    op_rec *h, *t;
+    int next;                   /* the next PE with a non-empty queue (-1: none) */
+    bool listed;                /* on the list of PEs with a non-empty queue */
+} pump_q;
 
 /* The consumer side of one ring. */
 typedef struct pring {
@@ -94,9 +104,9 @@ struct gshmemi_proxy {
     pring *rings[PROXY_MAX_RINGS];
     int n_rings;
     pring *host;                /* ring of the host-initiated operations */
-    op_rec *pump_head, *pump_tail;  /* records with something left to post */
-    uint32_t *pump_blocked;     /* [npes] the pump turn in which that PE had no room left */
-    uint32_t pump_turn;
+    pump_q *pumpq;              /* [npes] records with something left to post, per PE */
+    int pump_first, pump_last;  /* PEs with a non-empty queue, linked by pumpq[pe].next */
+    uint64_t pump_n;            /* records on the pump queues */
     bool *peer_dead;            /* [npes] a failure ended traffic to this PE */
     double timeout;             /* seconds without progress before an operation fails */
     pthread_t thread;

@@ -281,13 +281,23 @@ void gshmemi_pring_check_timeouts(gshmemi_proxy *x, pring *g, double now) {
     }
 }
 
+/* At the tail of its PE's queue (begin checked the PE), and the PE on the list of PEs with
+ * work if it was not. */
 void gshmemi_pump_push(gshmemi_proxy *x, op_rec *r) {
     if (r->queued) return;
+    pump_q *q = &x->pumpq[r->d.pe];
     r->queued = 1;
     r->next = NULL;
-    if (x->pump_tail) x->pump_tail->next = r;
-    else x->pump_head = r;
-    x->pump_tail = r;
+    if (q->t) q->t->next = r;
+    else q->h = r;
+    q->t = r;
+    x->pump_n++;
+    if (q->listed) return;
+    q->listed = true;
+    q->next = -1;
+    if (x->pump_last >= 0) x->pumpq[x->pump_last].next = r->d.pe;
+    else x->pump_first = r->d.pe;
+    x->pump_last = r->d.pe;
 }
 
 void gshmemi_rec_progressed(gshmemi_proxy *x, op_rec *r) {

@@ -16,14 +16,21 @@
  * request that finds no free response buffer stays in its receive buffer until one frees.
  * put_signal: every chunk carries the operation's total; the target counts the bytes it has
  * placed per (source, operation) and applies the signal when all are in, whatever order the
- * chunks arrived in. */
+ * chunks arrived in.
+ *
+ * Small operations travel packed: p, g, atomics, signals, and puts and put_signals of at most
+ * `pack_put` bytes join the request to their PE that is still waiting to be sent (one credit,
+ * one message, one packed response for up to PACK_MAX of them). With one credit per small
+ * operation, 16 of them per round trip was all a peer could receive, whatever the load. A pack
+ * is only ever the newest request to its PE (a larger request queued after it closes it), so
+ * every PE's operations still reach it in the order they were posted. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "proxy_impl.h"
 
 #define HDR 128   /* message header room; the payload starts 128-byte aligned */
-enum { M_PUT = 1, M_GET, M_AMO, M_SIG, M_ACK, M_GETDATA };
+enum { M_PUT = 1, M_GET, M_PACK, M_ACK, M_GETDATA, M_PACKACK, M_LAST = M_PACKACK };
 enum { MF_SIGNAL = 1 };
 enum { P_RX, P_REQ, P_RSP };
 
@@ -43,6 +50,32 @@ typedef struct smsg {
 } smsg;
 _Static_assert(sizeof(smsg) <= HDR, "message header fits its room");
 
+/* One small operation of a packed request (M_PACK: smsg.len of them after the header); a
+ * put's payload follows it, padded to 8 bytes. */
+typedef struct sop {
+    uint64_t op_id;     /* the source's record */
+    uint64_t addr;      /* target symmetric address */
+    uint64_t operand;   /* p: the inline value (little endian); atomics, signals: the operand;
+                           put_signal: the signal's value */
+    uint64_t compare;   /* compare-and-swap: the compare operand; put_signal: the signal word */
+    uint32_t size;      /* bytes: 1..8 (p, g), 4|8 (atomics), 8 (signals), the payload (puts) */
+    uint8_t op;         /* GSHMEM_PROXY_OP_P, _G, _AMO, _SIGNAL, _PUT, _PUT_SIGNAL */
+    uint8_t amo;        /* GSHMEM_PROXY_AMO_* or GSHMEM_PROXY_SIG_* */
+    uint16_t pad_;
+} sop;
+
+/* Its answer (M_PACKACK: smsg.len of them after the header, in the request's order). */
+typedef struct sans {
+    uint64_t op_id;
+    uint64_t value;     /* g: the bytes read (zero-extended); atomics: the previous value */
+    int32_t status;     /* 0 or GSHMEM_ERR_* */
+    uint32_t pad_;
+} sans;
+
+/* Small operations per message: a request of 256 atomics is 10 KiB and its answer 6 KiB, under
+ * ofi_rxm's eager size, and 16 credits carry 4096 of them (the memory queue's atomic ring). */
+#define PACK_MAX 256
+
 typedef struct sbuf {
     xfer x;             /* first: libfabric's context */
     uint8_t *data;
@@ -52,6 +85,9 @@ typedef struct sbuf {
     uint64_t op_id;     /* a request's record (its send may fail); a get answer's record */
     uint64_t t;         /* memops ticket it waits for (to_send, placing) */
     double t_in;        /* when it entered to_send / when its request was received */
+    uint32_t n_ops;     /* a pack being filled: its small operations ... */
+    uint32_t used;      /* ... and their bytes after the header */
+    bool blocked;       /* a pack's records were told the provider refused it */
     struct sbuf *req;   /* a response in `placing`: the receive buffer of its request */
     struct sbuf *next;
 } sbuf;
@@ -65,6 +101,8 @@ typedef struct partial {   /* a put_signal being received */
 
 struct staged {
     size_t chunk, bufsz;
+    size_t pack_put;    /* puts of at most this many bytes travel packed */
+    unsigned pack_max;  /* small operations per pack (answers fit a response buffer) */
     int credits0;
     uint8_t *slab;
     void *desc;
@@ -77,6 +115,8 @@ struct staged {
     bq placing;         /* responses (and get answers) waiting for their memory operations */
     bq repost;          /* receive buffers to post again */
     int *credits;       /* [npes] */
+    sbuf **open;        /* [npes] the pack to that PE still waiting to be sent, if it is the newest
+                           request to that PE (NULL: the next small operation opens one) */
     partial *parts;
     int n_parts, cap_parts;
     /* time split (GSHMEM_DEBUG=1 prints it at finalize): request queued -> handed to the
@@ -126,14 +166,19 @@ gshmemi_status gshmemi_staged_open(gshmemi_proxy *x) {
     int n = x->p.npes;
     s->chunk = gshmemi_cfg.PROXY_CHUNK ? gshmemi_cfg.PROXY_CHUNK : 4096;
     if (s->chunk > x->fab.max_msg - HDR) s->chunk = x->fab.max_msg - HDR;
+    if (s->chunk < 1024) s->chunk = 1024;   /* a pack holds a few small operations */
     s->bufsz = HDR + s->chunk;
+    s->pack_put = s->chunk / 16;
+    s->pack_max = (unsigned)(s->chunk / sizeof(sop));
+    if (s->pack_max > PACK_MAX) s->pack_max = PACK_MAX;
     s->credits0 = (int)(gshmemi_cfg.PROXY_STAGING / s->chunk);
     if (s->credits0 < 1) s->credits0 = 1;
     size_t per_pool = (size_t)n * (size_t)s->credits0;   /* receive: 2x, requests, responses */
     s->n_bufs = 4 * per_pool;
     s->bufs = calloc(s->n_bufs, sizeof *s->bufs);
     s->credits = calloc((size_t)n, sizeof *s->credits);
-    if (!s->bufs || !s->credits || posix_memalign((void **)&s->slab, 4096, s->n_bufs * s->bufsz))
+    s->open = calloc((size_t)n, sizeof *s->open);
+    if (!s->bufs || !s->credits || !s->open || posix_memalign((void **)&s->slab, 4096, s->n_bufs * s->bufsz))
         return GSHMEM_ERR_NO_MEMORY;
     if (x->p.mem.pin) x->p.mem.pin(x->p.mem.ctx, s->slab, s->n_bufs * s->bufsz);
     GSHMEMI_CHECK(gshmemi_fab_register(x, s->slab, s->n_bufs * s->bufsz, FI_SEND | FI_RECV,
@@ -164,6 +209,7 @@ void gshmemi_staged_close(gshmemi_proxy *x) {
     free(s->slab);
     free(s->bufs);
     free(s->credits);
+    free(s->open);
     free(s->parts);
     free(s);
     x->st = NULL;
@@ -185,12 +231,17 @@ static op_rec *rec_of(gshmemi_proxy *x, uint64_t op_id) {
     return r->ticket == t && r->state == REC_ACTIVE ? r : NULL;
 }
 
-static bool is_bulk(int op) {
-    return op == GSHMEM_PROXY_OP_PUT || op == GSHMEM_PROXY_OP_GET || op == GSHMEM_PROXY_OP_PUT_SIGNAL;
+static bool has_payload(int op) { return op == GSHMEM_PROXY_OP_PUT || op == GSHMEM_PROXY_OP_PUT_SIGNAL; }
+static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+/* p, g, atomics, signals and small puts travel packed; gets and larger puts in requests of
+ * their own (chunks). */
+static bool is_small(const struct staged *s, const gshmem_proxy_desc *d) {
+    return d->op != GSHMEM_PROXY_OP_GET && (!has_payload(d->op) || d->size <= s->pack_put);
 }
 
-/* Fills the request for r's next piece (len bytes at offset off); returns its payload size,
- * or -1 when copying the source failed (r failed). */
+/* Fills the request for r's next piece of a put or get (len bytes at offset off); returns its
+ * payload size, or -1 when copying the source failed (r failed). */
 static long build_request(gshmemi_proxy *x, op_rec *r, sbuf *b, uint64_t off, uint64_t len) {
     const gshmem_proxy_desc *d = &r->d;
     smsg *m = (smsg *)b->data;
@@ -200,45 +251,128 @@ static long build_request(gshmemi_proxy *x, op_rec *r, sbuf *b, uint64_t off, ui
     m->addr = d->raddr + off;
     m->len = len;
     m->off = off;
-    switch (d->op) {
-    case GSHMEM_PROXY_OP_PUT_SIGNAL:
+    if (d->op == GSHMEM_PROXY_OP_GET) {
+        m->type = M_GET;
+        return 0;
+    }
+    m->type = M_PUT;
+    if (d->op == GSHMEM_PROXY_OP_PUT_SIGNAL) {
         m->flags = MF_SIGNAL;
         m->amo = d->amo;
         m->total = d->size;
         m->sig_addr = d->sig_addr;
         m->sig_value = d->sig_value;
-        /* fall through */
-    case GSHMEM_PROXY_OP_PUT: {
-        m->type = M_PUT;
-        int st = len ? x->p.mem.copy_from(x->p.mem.ctx, b->data + HDR, (const void *)(uintptr_t)(d->laddr + off), len)
-                     : 0;
+    }
+    int st = len ? x->p.mem.copy_from(x->p.mem.ctx, b->data + HDR, (const void *)(uintptr_t)(d->laddr + off), len) : 0;
+    if (st) {
+        gshmemi_rec_fail(x, r, st, false, "copy_from(%#llx, %llu bytes) of its source failed",
+                         (unsigned long long)(d->laddr + off), (unsigned long long)len);
+        return -1;
+    }
+    return (long)len;
+}
+
+/* A request buffer queued to pe (one credit): it goes out once the memops pass b->t. */
+static void queue_request(gshmemi_proxy *x, sbuf *b, int pe, uint64_t op_id, size_t len, uint64_t t) {
+    struct staged *s = x->st;
+    b->x.kind = XF_TX;
+    b->op_id = op_id;
+    b->peer = pe;
+    b->len = len;
+    b->t = t;
+    b->t_in = gshmemi_proxy_now();
+    bq_push(&s->to_send, b);
+    s->credits[pe]--;
+}
+
+/* A new, empty pack to pe; NULL without a credit or a buffer. */
+static sbuf *open_pack(gshmemi_proxy *x, int pe) {
+    struct staged *s = x->st;
+    sbuf *b = s->credits[pe] > 0 ? bq_pop(&s->free_req) : NULL;
+    if (!b) return NULL;
+    smsg *m = (smsg *)b->data;
+    memset(m, 0, sizeof *m);
+    m->type = M_PACK;
+    m->src = x->p.mype;
+    b->n_ops = b->used = 0;
+    b->blocked = false;
+    queue_request(x, b, pe, 0, HDR, 0);
+    s->open[pe] = b;
+    return b;
+}
+
+/* r (a small operation) joins the open pack to its PE, or a new one. A put's source bytes are
+ * copied into the pack, which then waits for that copy (marks only grow). */
+static int pump_small(gshmemi_proxy *x, op_rec *r) {
+    struct staged *s = x->st;
+    const gshmem_proxy_desc *d = &r->d;
+    size_t payload = has_payload(d->op) ? d->size : 0, need = sizeof(sop) + pad8(payload);
+    sbuf *b = s->open[d->pe];
+    if (!b || b->n_ops == s->pack_max || HDR + b->used + need > s->bufsz) b = open_pack(x, d->pe);
+    if (!b) return -FI_EAGAIN;   /* a response will give a credit back */
+    sop *o = (sop *)(b->data + HDR + b->used);
+    *o = (sop){.op_id = op_id_of(r), .addr = d->raddr, .operand = d->laddr, .compare = d->compare,
+               .size = (uint32_t)d->size, .op = d->op, .amo = d->amo};
+    if (has_payload(d->op)) {
+        o->operand = d->sig_value;
+        o->compare = d->sig_addr;
+        int st = payload ? x->p.mem.copy_from(x->p.mem.ctx, o + 1, (const void *)(uintptr_t)d->laddr, payload) : 0;
         if (st) {
-            gshmemi_rec_fail(x, r, st, false, "copy_from(%#llx, %llu bytes) of its source failed",
-                             (unsigned long long)(d->laddr + off), (unsigned long long)len);
-            return -1;
+            gshmemi_rec_fail(x, r, st, false, "copy_from(%#llx, %zu bytes) of its source failed",
+                             (unsigned long long)d->laddr, payload);
+            return -FI_EIO;
         }
-        return (long)len;
+        if (payload) b->t = mark(x);
     }
-    case GSHMEM_PROXY_OP_P:
-        m->type = M_PUT;
-        memcpy(b->data + HDR, &d->laddr, len);   /* the inline value, little endian */
-        return (long)len;
-    case GSHMEM_PROXY_OP_GET:
-    case GSHMEM_PROXY_OP_G:
-        m->type = M_GET;
-        return 0;
-    case GSHMEM_PROXY_OP_AMO:
-        m->type = M_AMO;
-        m->amo = d->amo;
-        m->operand = d->laddr;
-        m->compare = d->compare;
-        return 0;
-    default:   /* SIGNAL */
-        m->type = M_SIG;
-        m->amo = d->amo;
-        m->operand = d->laddr;
-        return 0;
+    b->used += (uint32_t)need;
+    b->n_ops++;
+    b->len = HDR + b->used;
+    ((smsg *)b->data)->len = b->n_ops;
+    r->posted = 1;
+    r->inflight = 1;
+    r->t_last = gshmemi_proxy_now();
+    return 0;
+}
+
+/* Calls fn on every record of the small operations in pack b that is still active. */
+static void pack_records(gshmemi_proxy *x, const sbuf *b, void (*fn)(gshmemi_proxy *, op_rec *, void *), void *arg) {
+    size_t off = 0;
+    for (uint32_t i = 0; i < b->n_ops; i++) {
+        const sop *o = (const sop *)(b->data + HDR + off);
+        off += sizeof(sop) + (has_payload(o->op) ? pad8(o->size) : 0);
+        op_rec *r = rec_of(x, o->op_id);
+        if (r) fn(x, r, arg);
     }
+}
+
+static void set_blocked(gshmemi_proxy *x, op_rec *r, void *on) {
+    (void)x;
+    r->blocked = on != NULL;
+}
+
+typedef struct send_err {
+    int status;
+    const char *what;   /* "fi_send: Connection reset" */
+} send_err;
+
+static void fail_sent(gshmemi_proxy *x, op_rec *r, void *arg) {
+    const send_err *e = arg;
+    gshmemi_rec_fail(x, r, e->status, true, "%s", e->what);
+}
+
+/* What follows a request: blocked (the provider refused it: the records' timeout message says
+ * so), sent, or failed (e != NULL: the peer is then unreachable). A pack speaks for each of its
+ * operations. */
+static void request_state(gshmemi_proxy *x, sbuf *b, bool blocked, const send_err *e) {
+    if (((const smsg *)b->data)->type != M_PACK) {
+        op_rec *r = rec_of(x, b->op_id);
+        if (r && e) fail_sent(x, r, (void *)e);
+        else if (r) r->blocked = blocked;
+        return;
+    }
+    if (e) pack_records(x, b, fail_sent, (void *)e);
+    else if (blocked != b->blocked) pack_records(x, b, set_blocked, blocked ? (void *)1 : NULL);
+    b->blocked = blocked;
 }
 
 static int send_requests(gshmemi_proxy *x);
@@ -249,35 +383,26 @@ int gshmemi_staged_pump(gshmemi_proxy *x, op_rec *r) {
     struct staged *s = x->st;
     const gshmem_proxy_desc *d = &r->d;
     int pe = d->pe;
-    bool bulk = is_bulk(d->op);
-    uint64_t goal = bulk ? (d->size ? d->size : 1) : 1;   /* an empty put_signal still signals */
-    int ret = 0;
+    if (is_small(s, d)) return r->posted ? 0 : pump_small(x, r);
+    uint64_t goal = d->size ? d->size : 1;   /* an empty put_signal still signals */
     while (r->posted < goal) {
-        if (s->credits[pe] <= 0) { ret = -FI_EAGAIN; break; }   /* a response will give one back */
-        sbuf *b = bq_pop(&s->free_req);
-        if (!b) { ret = -FI_EAGAIN; break; }
-        uint64_t len = bulk ? (d->size - r->posted < s->chunk ? d->size - r->posted : s->chunk) : d->size;
-        long payload = build_request(x, r, b, bulk ? r->posted : 0, len);
+        sbuf *b = s->credits[pe] > 0 ? bq_pop(&s->free_req) : NULL;
+        if (!b) return -FI_EAGAIN;   /* a response will give one back */
+        uint64_t len = d->size - r->posted < s->chunk ? d->size - r->posted : s->chunk;
+        long payload = build_request(x, r, b, r->posted, len);
         if (payload < 0) {
             bq_unpop(&s->free_req, b);
             return -FI_EIO;
         }
-        b->x.kind = XF_TX;
-        b->op_id = op_id_of(r);
-        b->peer = pe;
-        b->len = HDR + (size_t)payload;
-        /* a put's source bytes are in b once the memops pass this mark; a request that copied
-         * nothing (p, g, get, atomics, signals) waits for nothing (behind a queued put, it
-         * still goes in order) */
-        b->t = (d->op == GSHMEM_PROXY_OP_PUT || d->op == GSHMEM_PROXY_OP_PUT_SIGNAL) && payload ? mark(x) : 0;
-        b->t_in = gshmemi_proxy_now();
-        bq_push(&s->to_send, b);
-        s->credits[pe]--;
-        r->posted += bulk && len ? len : 1;
+        /* a put's source bytes are in b once the memops pass this mark; a get waits for
+         * nothing (behind a queued put, it still goes in order) */
+        queue_request(x, b, pe, op_id_of(r), HDR + (size_t)payload, payload ? mark(x) : 0);
+        s->open[pe] = NULL;   /* later small operations to pe go after this request */
+        r->posted += len ? len : 1;
         r->inflight++;
         r->t_last = gshmemi_proxy_now();
     }
-    return ret;
+    return 0;
 }
 
 /* Sends the requests whose source copies are done, in order. */
@@ -288,23 +413,26 @@ static int send_requests(gshmemi_proxy *x) {
     sbuf *b;
     while ((b = s->to_send.h) && b->t <= t_done) {
         ssize_t ret = fi_send(x->fab.ep, b->data, b->len, s->desc, (fi_addr_t)b->peer, &b->x.ctx);
-        op_rec *r = rec_of(x, b->op_id);
         if (ret == -FI_EAGAIN) {   /* manual progress: retried after the next CQ read */
-            if (r) r->blocked = 1;
+            request_state(x, b, true, NULL);
             break;
         }
         bq_pop(&s->to_send);
+        if (s->open[b->peer] == b) s->open[b->peer] = NULL;   /* handed over: closed */
         work++;
         double w = gshmemi_proxy_now() - b->t_in;
         s->send_wait_sum += w;
         s->n_sent++;
         if (w > s->send_wait_max) s->send_wait_max = w;
-        if (r) r->blocked = 0;
-        if (ret) {
-            bq_push(&s->free_req, b);
-            s->credits[b->peer]++;
-            if (r) gshmemi_rec_fail(x, r, GSHMEM_ERR_INTERNAL, true, "fi_send: %s", gshmemi_fab_strerror((int)ret));
+        if (!ret) {
+            request_state(x, b, false, NULL);
+            continue;
         }
+        char what[128];
+        snprintf(what, sizeof what, "fi_send: %s", gshmemi_fab_strerror((int)ret));
+        request_state(x, b, false, &(send_err){GSHMEM_ERR_INTERNAL, what});
+        bq_push(&s->free_req, b);
+        s->credits[b->peer]++;
     }
     return work;
 }
@@ -315,8 +443,39 @@ void gshmemi_staged_stage_done(gshmemi_proxy *x, op_rec *r) {
 
 /* Handles an answer to one of our requests; false when it keeps the receive buffer b (a get's
  * data being copied into its destination: `placing` posts it again). */
+/* One answer of a packed response: the small operation it belongs to ends. */
+static void on_answer(gshmemi_proxy *x, int src, const sans *a) {
+    op_rec *r = rec_of(x, a->op_id);
+    if (!r || r->inflight != 1) return;   /* failed already (timeout), or not ours */
+    r->inflight = 0;
+    r->t_last = gshmemi_proxy_now();
+    if (a->status) {
+        gshmemi_rec_fail(x, r, a->status, false, "PE %d answered: %s", src, gshmemi_status_str(a->status));
+        return;
+    }
+    if (r->d.op == GSHMEM_PROXY_OP_G) r->result = a->value;
+    if (r->d.op == GSHMEM_PROXY_OP_AMO) r->result = r->d.size == 4 ? a->value & 0xffffffffull : a->value;
+    gshmemi_rec_progressed(x, r);
+}
+
+static void on_pack_answers(gshmemi_proxy *x, const smsg *m, const uint8_t *payload, size_t len) {
+    if (m->len > len / sizeof(sans)) {   /* its records time out, naming the PE */
+        gshmemi_warn("proxy: PE %d sent a malformed packed answer (%llu answers in %zu bytes)", m->src,
+                     (unsigned long long)m->len, len);
+        return;
+    }
+    const sans *a = (const sans *)payload;
+    for (uint64_t i = 0; i < m->len; i++) on_answer(x, m->src, &a[i]);
+}
+
+/* Handles an answer to one of our requests; false when it keeps the receive buffer b (a get's
+ * data being copied into its destination: `placing` posts it again). */
 static bool on_response(gshmemi_proxy *x, sbuf *b, const smsg *m, const uint8_t *payload, size_t len) {
     x->st->credits[m->src]++;
+    if (m->type == M_PACKACK) {
+        on_pack_answers(x, m, payload, len);
+        return true;
+    }
     op_rec *r = rec_of(x, m->op_id);
     if (!r) return true;   /* the record already failed (timeout) */
     r->t_last = gshmemi_proxy_now();
@@ -327,29 +486,23 @@ static bool on_response(gshmemi_proxy *x, sbuf *b, const smsg *m, const uint8_t 
         return true;
     }
     const gshmem_proxy_desc *d = &r->d;
-    if (d->op == GSHMEM_PROXY_OP_GET || d->op == GSHMEM_PROXY_OP_G) {
+    if (d->op == GSHMEM_PROXY_OP_GET) {
         if (m->type != M_GETDATA || m->len > len || m->off + m->len > d->size) {
             r->inflight--;
             gshmemi_rec_fail(x, r, GSHMEM_ERR_INTERNAL, true, "PE %d sent a malformed answer", m->src);
             return true;
         }
-        if (d->op == GSHMEM_PROXY_OP_G) {
-            memcpy(&r->result, payload, m->len);
-        } else {
-            int st = x->p.mem.copy_to(x->p.mem.ctx, (void *)(uintptr_t)(d->laddr + m->off), payload, m->len);
-            if (st) {
-                r->inflight--;
-                gshmemi_rec_fail(x, r, st, false, "copy_to(%#llx, %llu bytes) into its destination failed",
-                                 (unsigned long long)(d->laddr + m->off), (unsigned long long)m->len);
-                return true;
-            }
-            b->op_id = m->op_id;   /* the piece counts once its data is in place */
-            b->t = mark(x);
-            bq_push(&x->st->placing, b);
-            return false;
+        int st = x->p.mem.copy_to(x->p.mem.ctx, (void *)(uintptr_t)(d->laddr + m->off), payload, m->len);
+        if (st) {
+            r->inflight--;
+            gshmemi_rec_fail(x, r, st, false, "copy_to(%#llx, %llu bytes) into its destination failed",
+                             (unsigned long long)(d->laddr + m->off), (unsigned long long)m->len);
+            return true;
         }
-    } else if (d->op == GSHMEM_PROXY_OP_AMO) {
-        r->result = d->size == 4 ? m->value & 0xffffffffull : m->value;
+        b->op_id = m->op_id;   /* the piece counts once its data is in place */
+        b->t = mark(x);
+        bq_push(&x->st->placing, b);
+        return false;
     }
     r->inflight--;
     gshmemi_rec_progressed(x, r);
@@ -392,18 +545,69 @@ static int place_put(gshmemi_proxy *x, const smsg *m, const uint8_t *in) {
     return count_signal(x, m);
 }
 
-static int apply_amo(gshmemi_proxy *x, const smsg *m, uint64_t *old) {
-    if ((m->len != 4 && m->len != 8) || (m->addr & (m->len - 1)) || !gshmemi_heap_range(x, m->addr, m->len) ||
-        m->amo >= GSHMEM_PROXY_AMO_COUNT)
-        return GSHMEM_ERR_INVALID_ARG;
-    return x->p.mem.atomic(x->p.mem.ctx, (void *)(uintptr_t)m->addr, m->amo, m->len, m->operand, m->compare, old);
+static bool word_ok(const gshmemi_proxy *x, uint64_t addr, uint64_t size) {
+    return (size == 4 || size == 8) && !(addr & (size - 1)) && gshmemi_heap_range(x, addr, size);
 }
 
-static int apply_signal(gshmemi_proxy *x, const smsg *m) {
-    if ((m->addr & 7) || !gshmemi_heap_range(x, m->addr, 8) || m->amo > GSHMEM_PROXY_SIG_ADD)
+static int signal_op(gshmemi_proxy *x, uint64_t addr, int sig_op, uint64_t value) {
+    /* queued after the copies before it: that data lands before this signal */
+    return x->p.mem.signal(x->p.mem.ctx, (uint64_t *)(uintptr_t)addr, sig_op, value);
+}
+
+/* One small operation of a pack (payload: a put's bytes, in the receive buffer until the
+ * response went out); a g's bytes and an atomic's previous value go to *value once the
+ * memops pass the response's mark. */
+static int apply_small(gshmemi_proxy *x, const sop *o, const uint8_t *payload, uint64_t *value) {
+    void *a = (void *)(uintptr_t)o->addr;
+    switch (o->op) {
+    case GSHMEM_PROXY_OP_P:
+    case GSHMEM_PROXY_OP_G:
+        if (o->size < 1 || o->size > 8 || !gshmemi_heap_range(x, o->addr, o->size)) return GSHMEM_ERR_INVALID_ARG;
+        return o->op == GSHMEM_PROXY_OP_P ? x->p.mem.copy_to(x->p.mem.ctx, a, &o->operand, o->size)
+                                          : x->p.mem.copy_from(x->p.mem.ctx, value, a, o->size);
+    case GSHMEM_PROXY_OP_AMO:
+        if (!word_ok(x, o->addr, o->size) || o->amo >= GSHMEM_PROXY_AMO_COUNT) return GSHMEM_ERR_INVALID_ARG;
+        return x->p.mem.atomic(x->p.mem.ctx, a, o->amo, o->size, o->operand, o->compare, value);
+    case GSHMEM_PROXY_OP_SIGNAL:
+        if (!word_ok(x, o->addr, 8) || o->amo > GSHMEM_PROXY_SIG_ADD) return GSHMEM_ERR_INVALID_ARG;
+        return signal_op(x, o->addr, o->amo, o->operand);
+    case GSHMEM_PROXY_OP_PUT:
+    case GSHMEM_PROXY_OP_PUT_SIGNAL: {
+        bool sig = o->op == GSHMEM_PROXY_OP_PUT_SIGNAL;
+        if (!gshmemi_heap_range(x, o->addr, o->size) ||
+            (sig && (!word_ok(x, o->compare, 8) || o->amo > GSHMEM_PROXY_SIG_ADD)))
+            return GSHMEM_ERR_INVALID_ARG;
+        int st = o->size ? x->p.mem.copy_to(x->p.mem.ctx, a, payload, o->size) : 0;
+        return st || !sig ? st : signal_op(x, o->compare, o->amo, o->operand);
+    }
+    default:
         return GSHMEM_ERR_INVALID_ARG;
-    /* queued after the copies of earlier puts: their data lands before this signal */
-    return x->p.mem.signal(x->p.mem.ctx, (uint64_t *)(uintptr_t)m->addr, m->amo, m->operand);
+    }
+}
+
+/* The operations of a pack (in: its entries, len bytes), each answered in ans[] in order;
+ * returns the answers' bytes. An entry that overruns the message ends the walk (its source's
+ * records time out, naming this PE). */
+static size_t serve_pack(gshmemi_proxy *x, const smsg *m, const uint8_t *in, size_t len, sans *ans) {
+    size_t off = 0, n = 0;
+    for (; n < m->len && n < x->st->pack_max && len - off >= sizeof(sop); n++) {
+        const sop *o = (const sop *)(in + off);
+        size_t payload = has_payload(o->op) ? o->size : 0;
+        if (payload > len - off - sizeof(sop)) break;
+        ans[n] = (sans){.op_id = o->op_id};
+        ans[n].status = apply_small(x, o, (const uint8_t *)(o + 1), &ans[n].value);
+        off += sizeof(sop) + pad8(payload);
+    }
+    if (n < m->len) gshmemi_warn("proxy: PE %d sent a malformed pack: %zu of %llu operations served", m->src, n,
+                                 (unsigned long long)m->len);
+    return n * sizeof(sans);
+}
+
+/* Atomics (and signals, which may be adds) a request brings to the memory queue: it is served
+ * only when they fit (memops.room), so the queue never has to wait for the device. */
+static unsigned atomics_of(const struct staged *s, const smsg *m) {
+    if (m->type == M_PUT) return (m->flags & MF_SIGNAL) != 0;
+    return m->type == M_PACK ? (unsigned)(m->len < s->pack_max ? m->len : s->pack_max) : 0;
 }
 
 static void send_response(gshmemi_proxy *x, sbuf *o) {
@@ -423,9 +627,10 @@ static void send_response(gshmemi_proxy *x, sbuf *o) {
  * operations are done (`placing`). False if no response buffer is free. */
 static bool serve(gshmemi_proxy *x, sbuf *b) {
     struct staged *s = x->st;
+    const smsg *m = (const smsg *)b->data;
+    if (x->p.mem.room && x->p.mem.room(x->p.mem.ctx) < atomics_of(s, m)) return false;
     sbuf *o = bq_pop(&s->free_rsp);
     if (!o) return false;
-    const smsg *m = (const smsg *)b->data;
     smsg *a = (smsg *)o->data;
     memset(a, 0, sizeof *a);
     a->type = M_ACK;
@@ -435,8 +640,8 @@ static bool serve(gshmemi_proxy *x, sbuf *b) {
     size_t payload = 0;
     int st;
     switch (m->type) {
-    case M_PUT:
-        st = place_put(x, m, b->data + HDR);
+    case M_PUT:   /* a header that claims more bytes than came is refused */
+        st = m->len > b->len - HDR ? GSHMEM_ERR_INVALID_ARG : place_put(x, m, b->data + HDR);
         break;
     case M_GET:
         st = m->len > s->chunk || !gshmemi_heap_range(x, m->addr, m->len) ? GSHMEM_ERR_INVALID_ARG
@@ -445,11 +650,11 @@ static bool serve(gshmemi_proxy *x, sbuf *b) {
         a->len = st ? 0 : m->len;
         payload = a->len;
         break;
-    case M_AMO:
-        st = apply_amo(x, m, &a->value);
-        break;
-    default:
-        st = apply_signal(x, m);
+    default:   /* M_PACK */
+        a->type = M_PACKACK;
+        payload = serve_pack(x, m, b->data + HDR, b->len - HDR, (sans *)(o->data + HDR));
+        a->len = payload / sizeof(sans);
+        st = 0;
         break;
     }
     a->status = st;
@@ -457,7 +662,7 @@ static bool serve(gshmemi_proxy *x, sbuf *b) {
     o->peer = m->src;
     o->len = HDR + payload;
     o->req = b;
-    o->t = mark(x);   /* an atomic's old value is in a->value once the memops pass this */
+    o->t = mark(x);   /* an atomic's old value is in its answer once the memops pass this */
     bq_push(&s->placing, o);
     return true;
 }
@@ -493,15 +698,21 @@ static int finish_placed(gshmemi_proxy *x) {
 
 static void on_recv(gshmemi_proxy *x, sbuf *b, size_t len) {
     const smsg *m = (const smsg *)b->data;
-    if (len < sizeof *m || m->src < 0 || m->src >= x->p.npes || !m->type || m->type > M_GETDATA) {
+    if (len < sizeof *m || m->src < 0 || m->src >= x->p.npes || !m->type || m->type > M_LAST) {
         gshmemi_warn("proxy: dropped a malformed message of %zu bytes (claims PE %d)", len, len >= 8 ? m->src : -1);
         post_recv(x, b);
         return;
     }
-    if (m->type == M_ACK || m->type == M_GETDATA) {
+    if (m->type == M_ACK || m->type == M_GETDATA || m->type == M_PACKACK) {
         if (on_response(x, b, m, b->data + HDR, len > HDR ? len - HDR : 0)) post_recv(x, b);
         return;
     }
+    if (len < HDR) {
+        gshmemi_warn("proxy: dropped a request of %zu bytes from PE %d (shorter than its header)", len, m->src);
+        post_recv(x, b);
+        return;
+    }
+    b->len = len;   /* a request's payload is read within it */
     b->t_in = gshmemi_proxy_now();
     if (x->st->deferred.h || !serve(x, b)) bq_push(&x->st->deferred, b);   /* keep arrival order */
 }
@@ -523,11 +734,12 @@ void gshmemi_staged_completion(gshmemi_proxy *x, xfer *f, size_t len, int err) {
         bq_push(&s->free_rsp, b);
         return;
     }
+    if (err) {
+        char what[128];
+        snprintf(what, sizeof what, "sending to PE %d failed: %s", b->peer, gshmemi_fab_strerror(err));
+        request_state(x, b, false, &(send_err){GSHMEM_ERR_TIMEOUT, what});
+    }
     bq_push(&s->free_req, b);
-    if (!err) return;
-    op_rec *r = rec_of(x, b->op_id);
-    if (r) gshmemi_rec_fail(x, r, GSHMEM_ERR_TIMEOUT, true, "sending to PE %d failed: %s", b->peer,
-                            gshmemi_fab_strerror(err));
 }
 
 int gshmemi_staged_progress(gshmemi_proxy *x) {
