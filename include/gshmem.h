@@ -40,32 +40,6 @@ void *gshmem_align(size_t alignment, size_t size);
 void gshmem_free(void *ptr);
 int gshmem_addr_accessible(const void *addr, int pe);
 
-/* ---- host implementations behind the host/device calls -------------------------------- */
-int gshmemi_host_my_pe(void);
-int gshmemi_host_n_pes(void);
-void gshmemi_host_putmem(void *dest, const void *src, size_t nbytes, int pe);
-void gshmemi_host_getmem(void *dest, const void *src, size_t nbytes, int pe);
-void gshmemi_host_quiet(void);
-void gshmemi_host_barrier_all(void);
-void *gshmemi_host_ptr(const void *dest, int pe);
-void gshmemi_host_iput(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                       size_t elem_size, int pe, const char *call);
-void gshmemi_host_iget(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                       size_t elem_size, int pe, const char *call);
-void gshmemi_host_put_signal(void *dest, const void *src, size_t nbytes, uint64_t *sig_addr,
-                             uint64_t signal, int sig_op, int pe, const char *call);
-/* One atomic of `size` (4/8) bytes: GSHMEMI_AMO_* op; value/cond/result point to host
- * values of that size (result may be NULL). */
-void gshmemi_host_amo(int op, void *dest, size_t size, const void *value, const void *cond,
-                      void *result, int pe, const char *call);
-/* Wait (wait=1) or test over ivars[0..n) of `size` bytes; mode GSHMEMI_WAIT_ALL/ANY/SOME;
- * values (NULL: every entry compares with *value); snapshot (may be NULL) receives the
- * values that satisfied the wait. Returns as the device forms do. */
-size_t gshmemi_host_wait_set(int mode, int wait, void *ivars, size_t n, size_t size, int is_signed,
-                             const int *status, int cmp, const void *values, const void *value,
-                             size_t *indices, void *snapshot, const char *call);
-void gshmemi_host_pe_quiet(const int *target_pes, size_t npes);
-
 #ifdef __cplusplus
 }
 #endif
@@ -73,6 +47,9 @@ void gshmemi_host_pe_quiet(const int *target_pes, size_t npes);
 #include "gshmemx.h"
 
 /* ---- the calls defined for both sides ------------------------------------------------ */
+/* Each is one GSHMEMI_HD_FN (gshmem/forms.h): the device form in kernels, a libgshmem
+ * function on the host. */
+#include "gshmem/forms.h"
 #ifdef __CUDACC__
 #include "gshmem/device/rma.h"
 #include "gshmem/device/sync.h"
@@ -80,242 +57,185 @@ void gshmemi_host_pe_quiet(const int *target_pes, size_t npes);
 #include "gshmem/device/signal.h"
 #include "gshmem/device/team.h"
 #include "gshmem/device/coll.h"
-/* A template for the reason GSHMEMI_API is (gshmem/device/ptx.h): compiled only where called. */
-#define GSHMEMI_HD template <int gshmemi_lazy_ = 0> static __host__ __device__ __forceinline__
-#ifdef __CUDA_ARCH__
-#define GSHMEMI_PICK(dev, host) dev
-#else
-#define GSHMEMI_PICK(dev, host) host
-#endif
-#else
-#define GSHMEMI_HD static inline
-#define GSHMEMI_PICK(dev, host) host
 #endif
 
-GSHMEMI_HD int gshmem_my_pe(void) { return GSHMEMI_PICK(gshmemi_st("gshmem_my_pe")->mype, gshmemi_host_my_pe()); }
-GSHMEMI_HD int gshmem_n_pes(void) { return GSHMEMI_PICK(gshmemi_st("gshmem_n_pes")->npes, gshmemi_host_n_pes()); }
-GSHMEMI_HD void gshmem_quiet(void) { GSHMEMI_PICK(gshmemi_dev_quiet(), gshmemi_host_quiet()); }
-GSHMEMI_HD void gshmem_fence(void) { GSHMEMI_PICK(gshmemi_dev_fence(), gshmemi_host_quiet()); }
-GSHMEMI_HD void gshmem_barrier_all(void) { GSHMEMI_PICK(gshmemi_dev_barrier_all(), gshmemi_host_barrier_all()); }
-GSHMEMI_HD void *gshmem_ptr(const void *dest, int pe) { return GSHMEMI_PICK(gshmemi_dev_ptr(dest, pe), gshmemi_host_ptr(dest, pe)); }
+GSHMEMI_HD_BEGIN
+GSHMEMI_HD_FN(int, gshmem_my_pe, (void), return gshmemi_st("gshmem_my_pe")->mype;,
+              return gshmemi_host_my_pe();)
+GSHMEMI_HD_FN(int, gshmem_n_pes, (void), return gshmemi_st("gshmem_n_pes")->npes;,
+              return gshmemi_host_n_pes();)
+GSHMEMI_HD_FN(void, gshmem_quiet, (void), gshmemi_dev_quiet();, gshmemi_host_quiet();)
+GSHMEMI_HD_FN(void, gshmem_fence, (void), gshmemi_dev_fence();, gshmemi_host_quiet();)
+GSHMEMI_HD_FN(void, gshmem_barrier_all, (void), gshmemi_dev_barrier_all();,
+              gshmemi_host_barrier_all();)
+GSHMEMI_HD_FN(void *, gshmem_ptr, (const void *dest, int pe), return gshmemi_dev_ptr(dest, pe);,
+              return gshmemi_host_ptr(dest, pe);)
 
 #define GSHMEMI_HD_MEM(op, suffix)                                                           \
-    GSHMEMI_HD void gshmem_##op##mem##suffix(void *dest, const void *src, size_t n, int pe) { \
-        GSHMEMI_PICK(gshmemi_dev_##op##mem##suffix(dest, src, n, pe),                        \
-                     gshmemi_host_##op##mem(dest, src, n, pe));                              \
-    }
+    GSHMEMI_HD_FN(void, gshmem_##op##mem##suffix, (void *dest, const void *src, size_t n, int pe), \
+                  gshmemi_dev_##op##mem##suffix(dest, src, n, pe);,                          \
+                  gshmemi_host_##op##mem(dest, src, n, pe);)
 GSHMEMI_HD_MEM(put, )
 GSHMEMI_HD_MEM(put, _nbi)
 GSHMEMI_HD_MEM(get, )
 GSHMEMI_HD_MEM(get, _nbi)
 
+/* put/get, blocking or not, in one family: X(NAME, T, suffix) */
+#define GSHMEMI_HD_PUTGET(NAME, T, suffix)                                                   \
+    GSHMEMI_HD_FN(void, gshmem_##NAME##_put##suffix, (T *dest, const T *src, size_t n, int pe), \
+                  gshmemi_dev_##NAME##_put##suffix(dest, src, n, pe);,                       \
+                  gshmemi_host_putmem(dest, src, n * sizeof(T), pe);)                        \
+    GSHMEMI_HD_FN(void, gshmem_##NAME##_get##suffix, (T *dest, const T *src, size_t n, int pe), \
+                  gshmemi_dev_##NAME##_get##suffix(dest, src, n, pe);,                       \
+                  gshmemi_host_getmem(dest, src, n * sizeof(T), pe);)
+#define GSHMEMI_HD_PUT_SIGNAL(NAME, T, suffix)                                               \
+    GSHMEMI_HD_FN(void, gshmem_##NAME##_put_signal##suffix,                                  \
+                  (T *dest, const T *src, size_t n, uint64_t *sig, uint64_t signal, int sig_op, \
+                   int pe),                                                                  \
+                  gshmemi_dev_##NAME##_put_signal##suffix(dest, src, n, sig, signal, sig_op, pe);, \
+                  gshmemi_host_put_signal(dest, src, n * sizeof(T), sig, signal, sig_op, pe, \
+                                          "gshmem_" #NAME "_put_signal" #suffix);)
+#define GSHMEMI_HD_STRIDED(NAME, T, op)                                                      \
+    GSHMEMI_HD_FN(void, gshmem_##NAME##_##op,                                                \
+                  (T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst, size_t n, int pe),   \
+                  gshmemi_dev_##NAME##_##op(dest, src, dst, sst, n, pe);,                    \
+                  gshmemi_host_##op(dest, src, dst, sst, n, sizeof(T), pe, "gshmem_" #NAME "_" #op);)
 #define GSHMEMI_HD_TYPED(NAME, T)                                                            \
-    GSHMEMI_HD void gshmem_##NAME##_put(T *dest, const T *src, size_t n, int pe) {           \
-        GSHMEMI_PICK(gshmemi_dev_##NAME##_put(dest, src, n, pe),                             \
-                     gshmemi_host_putmem(dest, src, n * sizeof(T), pe));                     \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_##NAME##_put_nbi(T *dest, const T *src, size_t n, int pe) {       \
-        GSHMEMI_PICK(gshmemi_dev_##NAME##_put_nbi(dest, src, n, pe),                         \
-                     gshmemi_host_putmem(dest, src, n * sizeof(T), pe));                     \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_##NAME##_get(T *dest, const T *src, size_t n, int pe) {           \
-        GSHMEMI_PICK(gshmemi_dev_##NAME##_get(dest, src, n, pe),                             \
-                     gshmemi_host_getmem(dest, src, n * sizeof(T), pe));                     \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_##NAME##_get_nbi(T *dest, const T *src, size_t n, int pe) {       \
-        GSHMEMI_PICK(gshmemi_dev_##NAME##_get_nbi(dest, src, n, pe),                         \
-                     gshmemi_host_getmem(dest, src, n * sizeof(T), pe));                     \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_##NAME##_p(T *dest, T value, int pe) {                            \
-        GSHMEMI_PICK(gshmemi_dev_##NAME##_p(dest, value, pe),                                \
-                     gshmemi_host_putmem(dest, &value, sizeof(T), pe));                      \
-    }                                                                                        \
-    GSHMEMI_HD T gshmem_##NAME##_g(const T *src, int pe) {                                   \
-        T v_;                                                                                \
-        GSHMEMI_PICK(v_ = gshmemi_dev_##NAME##_g(src, pe),                                   \
-                     gshmemi_host_getmem(&v_, src, sizeof(T), pe));                          \
-        return v_;                                                                           \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_##NAME##_iput(T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst, \
-                                         size_t n, int pe) {                                 \
-        GSHMEMI_PICK(gshmemi_dev_##NAME##_iput(dest, src, dst, sst, n, pe),                  \
-                     gshmemi_host_iput(dest, src, dst, sst, n, sizeof(T), pe,                \
-                                       "gshmem_" #NAME "_iput"));                            \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_##NAME##_iget(T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst, \
-                                         size_t n, int pe) {                                 \
-        GSHMEMI_PICK(gshmemi_dev_##NAME##_iget(dest, src, dst, sst, n, pe),                  \
-                     gshmemi_host_iget(dest, src, dst, sst, n, sizeof(T), pe,                \
-                                       "gshmem_" #NAME "_iget"));                            \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_##NAME##_put_signal(T *dest, const T *src, size_t n, uint64_t *sig, \
-                                               uint64_t signal, int sig_op, int pe) {        \
-        GSHMEMI_PICK(gshmemi_dev_##NAME##_put_signal(dest, src, n, sig, signal, sig_op, pe), \
-                     gshmemi_host_put_signal(dest, src, n * sizeof(T), sig, signal, sig_op,  \
-                                             pe, "gshmem_" #NAME "_put_signal"));            \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_##NAME##_put_signal_nbi(T *dest, const T *src, size_t n,          \
-                                                   uint64_t *sig, uint64_t signal, int sig_op, \
-                                                   int pe) {                                 \
-        GSHMEMI_PICK(gshmemi_dev_##NAME##_put_signal_nbi(dest, src, n, sig, signal, sig_op, pe), \
-                     gshmemi_host_put_signal(dest, src, n * sizeof(T), sig, signal, sig_op,  \
-                                             pe, "gshmem_" #NAME "_put_signal_nbi"));        \
-    }
+    GSHMEMI_HD_PUTGET(NAME, T, )                                                             \
+    GSHMEMI_HD_PUTGET(NAME, T, _nbi)                                                         \
+    GSHMEMI_HD_FN(void, gshmem_##NAME##_p, (T *dest, T value, int pe),                       \
+                  gshmemi_dev_##NAME##_p(dest, value, pe);,                                  \
+                  gshmemi_host_putmem(dest, &value, sizeof(T), pe);)                         \
+    GSHMEMI_HD_FN(T, gshmem_##NAME##_g, (const T *src, int pe),                              \
+                  return gshmemi_dev_##NAME##_g(src, pe);,                                   \
+                  T v_; gshmemi_host_getmem(&v_, src, sizeof(T), pe); return v_;)            \
+    GSHMEMI_HD_STRIDED(NAME, T, iput)                                                        \
+    GSHMEMI_HD_STRIDED(NAME, T, iget)                                                        \
+    GSHMEMI_HD_PUT_SIGNAL(NAME, T, )                                                         \
+    GSHMEMI_HD_PUT_SIGNAL(NAME, T, _nbi)
 GSHMEM_RMA_TYPES(GSHMEMI_HD_TYPED)
 
 /* Sized forms: put8 ... put128 and their nbi, strided and signal variants. */
+#define GSHMEMI_HD_SIZED_RMA(BITS, op, suffix)                                               \
+    GSHMEMI_HD_FN(void, gshmem_##op##BITS##suffix, (void *d, const void *s, size_t n, int pe), \
+                  gshmemi_dev_##op##BITS##suffix(d, s, n, pe);,                              \
+                  gshmemi_host_##op##mem(d, s, n * (BITS / 8), pe);)
+#define GSHMEMI_HD_SIZED_STRIDED(BITS, op)                                                   \
+    GSHMEMI_HD_FN(void, gshmem_##op##BITS,                                                   \
+                  (void *d, const void *s, ptrdiff_t dst, ptrdiff_t sst, size_t n, int pe),  \
+                  gshmemi_dev_##op##BITS(d, s, dst, sst, n, pe);,                            \
+                  gshmemi_host_##op(d, s, dst, sst, n, BITS / 8, pe, "gshmem_" #op #BITS);)
+#define GSHMEMI_HD_SIZED_SIGNAL(BITS, suffix)                                                \
+    GSHMEMI_HD_FN(void, gshmem_put##BITS##_signal##suffix,                                   \
+                  (void *d, const void *s, size_t n, uint64_t *sig, uint64_t signal, int sig_op, \
+                   int pe),                                                                  \
+                  gshmemi_dev_put##BITS##_signal##suffix(d, s, n, sig, signal, sig_op, pe);, \
+                  gshmemi_host_put_signal(d, s, n * (BITS / 8), sig, signal, sig_op, pe,     \
+                                          "gshmem_put" #BITS "_signal" #suffix);)
 #define GSHMEMI_HD_SIZED(BITS)                                                               \
-    GSHMEMI_HD void gshmem_put##BITS(void *d, const void *s, size_t n, int pe) {             \
-        GSHMEMI_PICK(gshmemi_dev_put##BITS(d, s, n, pe), gshmemi_host_putmem(d, s, n * (BITS / 8), pe)); \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_get##BITS(void *d, const void *s, size_t n, int pe) {             \
-        GSHMEMI_PICK(gshmemi_dev_get##BITS(d, s, n, pe), gshmemi_host_getmem(d, s, n * (BITS / 8), pe)); \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_put##BITS##_nbi(void *d, const void *s, size_t n, int pe) {       \
-        GSHMEMI_PICK(gshmemi_dev_put##BITS##_nbi(d, s, n, pe), gshmemi_host_putmem(d, s, n * (BITS / 8), pe)); \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_get##BITS##_nbi(void *d, const void *s, size_t n, int pe) {       \
-        GSHMEMI_PICK(gshmemi_dev_get##BITS##_nbi(d, s, n, pe), gshmemi_host_getmem(d, s, n * (BITS / 8), pe)); \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_iput##BITS(void *d, const void *s, ptrdiff_t dst, ptrdiff_t sst,  \
-                                      size_t n, int pe) {                                    \
-        GSHMEMI_PICK(gshmemi_dev_iput##BITS(d, s, dst, sst, n, pe),                          \
-                     gshmemi_host_iput(d, s, dst, sst, n, BITS / 8, pe, "gshmem_iput" #BITS)); \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_iget##BITS(void *d, const void *s, ptrdiff_t dst, ptrdiff_t sst,  \
-                                      size_t n, int pe) {                                    \
-        GSHMEMI_PICK(gshmemi_dev_iget##BITS(d, s, dst, sst, n, pe),                          \
-                     gshmemi_host_iget(d, s, dst, sst, n, BITS / 8, pe, "gshmem_iget" #BITS)); \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_put##BITS##_signal(void *d, const void *s, size_t n, uint64_t *sig, \
-                                              uint64_t signal, int sig_op, int pe) {         \
-        GSHMEMI_PICK(gshmemi_dev_put##BITS##_signal(d, s, n, sig, signal, sig_op, pe),       \
-                     gshmemi_host_put_signal(d, s, n * (BITS / 8), sig, signal, sig_op, pe,  \
-                                             "gshmem_put" #BITS "_signal"));                 \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_put##BITS##_signal_nbi(void *d, const void *s, size_t n,          \
-                                                  uint64_t *sig, uint64_t signal, int sig_op, \
-                                                  int pe) {                                  \
-        GSHMEMI_PICK(gshmemi_dev_put##BITS##_signal_nbi(d, s, n, sig, signal, sig_op, pe),   \
-                     gshmemi_host_put_signal(d, s, n * (BITS / 8), sig, signal, sig_op, pe,  \
-                                             "gshmem_put" #BITS "_signal_nbi"));             \
-    }
+    GSHMEMI_HD_SIZED_RMA(BITS, put, )                                                        \
+    GSHMEMI_HD_SIZED_RMA(BITS, get, )                                                        \
+    GSHMEMI_HD_SIZED_RMA(BITS, put, _nbi)                                                    \
+    GSHMEMI_HD_SIZED_RMA(BITS, get, _nbi)                                                    \
+    GSHMEMI_HD_SIZED_STRIDED(BITS, iput)                                                     \
+    GSHMEMI_HD_SIZED_STRIDED(BITS, iget)                                                     \
+    GSHMEMI_HD_SIZED_SIGNAL(BITS, )                                                          \
+    GSHMEMI_HD_SIZED_SIGNAL(BITS, _nbi)
 GSHMEM_SIZED_BITS(GSHMEMI_HD_SIZED)
 
 /* ---- signals ---------------------------------------------------------------------------- */
-GSHMEMI_HD void gshmem_putmem_signal(void *dest, const void *src, size_t nbytes, uint64_t *sig,
-                                     uint64_t signal, int sig_op, int pe) {
-    GSHMEMI_PICK(gshmemi_dev_putmem_signal(dest, src, nbytes, sig, signal, sig_op, pe),
-                 gshmemi_host_put_signal(dest, src, nbytes, sig, signal, sig_op, pe,
-                                         "gshmem_putmem_signal"));
-}
-GSHMEMI_HD void gshmem_putmem_signal_nbi(void *dest, const void *src, size_t nbytes, uint64_t *sig,
-                                         uint64_t signal, int sig_op, int pe) {
-    GSHMEMI_PICK(gshmemi_dev_putmem_signal_nbi(dest, src, nbytes, sig, signal, sig_op, pe),
-                 gshmemi_host_put_signal(dest, src, nbytes, sig, signal, sig_op, pe,
-                                         "gshmem_putmem_signal_nbi"));
-}
-GSHMEMI_HD void gshmemx_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {
-    GSHMEMI_PICK(gshmemi_dev_signal_op(sig_addr, signal, sig_op, pe),
-                 gshmemi_host_amo(sig_op == GSHMEM_SIGNAL_ADD ? GSHMEMI_AMO_ADD
-                                  : sig_op == GSHMEM_SIGNAL_SET ? GSHMEMI_AMO_SET : -1,
-                                  sig_addr, sizeof(uint64_t), &signal, &signal, NULL, pe,
-                                  "gshmemx_signal_op"));
-}
-GSHMEMI_HD uint64_t gshmem_signal_fetch(const uint64_t *sig_addr) {
-    uint64_t v_ = 0;
-    GSHMEMI_PICK(v_ = gshmemi_dev_signal_fetch(sig_addr),
-                 gshmemi_host_amo(GSHMEMI_AMO_FETCH, (void *)sig_addr, sizeof(uint64_t), &v_, &v_,
-                                  &v_, gshmemi_host_my_pe(), "gshmem_signal_fetch"));
-    return v_;
-}
-GSHMEMI_HD uint64_t gshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t value) {
-    uint64_t v_ = 0;
-    GSHMEMI_PICK(v_ = gshmemi_dev_signal_wait_until(sig_addr, cmp, value),
-                 gshmemi_host_wait_set(GSHMEMI_WAIT_ALL, 1, sig_addr, 1, sizeof(uint64_t), 0, NULL,
-                                       cmp, NULL, &value, NULL, &v_, "gshmem_signal_wait_until"));
-    return v_;
-}
+#define GSHMEMI_HD_MEM_SIGNAL(suffix)                                                        \
+    GSHMEMI_HD_FN(void, gshmem_putmem_signal##suffix,                                        \
+                  (void *dest, const void *src, size_t nbytes, uint64_t *sig, uint64_t signal, \
+                   int sig_op, int pe),                                                      \
+                  gshmemi_dev_putmem_signal##suffix(dest, src, nbytes, sig, signal, sig_op, pe);, \
+                  gshmemi_host_put_signal(dest, src, nbytes, sig, signal, sig_op, pe,        \
+                                          "gshmem_putmem_signal" #suffix);)
+GSHMEMI_HD_MEM_SIGNAL()
+GSHMEMI_HD_MEM_SIGNAL(_nbi)
+GSHMEMI_HD_FN(void, gshmemx_signal_op, (uint64_t *sig_addr, uint64_t signal, int sig_op, int pe),
+              gshmemi_dev_signal_op(sig_addr, signal, sig_op, pe);,
+              gshmemi_host_amo(sig_op == GSHMEM_SIGNAL_ADD ? GSHMEMI_AMO_ADD
+                               : sig_op == GSHMEM_SIGNAL_SET ? GSHMEMI_AMO_SET : -1,
+                               sig_addr, sizeof(uint64_t), &signal, &signal, NULL, pe,
+                               "gshmemx_signal_op");)
+GSHMEMI_HD_FN(uint64_t, gshmem_signal_fetch, (const uint64_t *sig_addr),
+              return gshmemi_dev_signal_fetch(sig_addr);,
+              uint64_t v_ = 0;
+              gshmemi_host_amo(GSHMEMI_AMO_FETCH, (void *)sig_addr, sizeof(uint64_t), &v_, &v_,
+                               &v_, gshmemi_host_my_pe(), "gshmem_signal_fetch");
+              return v_;)
+GSHMEMI_HD_FN(uint64_t, gshmem_signal_wait_until, (uint64_t *sig_addr, int cmp, uint64_t value),
+              return gshmemi_dev_signal_wait_until(sig_addr, cmp, value);,
+              uint64_t v_ = 0;
+              gshmemi_host_wait_set(GSHMEMI_WAIT_ALL, 1, sig_addr, 1, sizeof(uint64_t), 0, NULL,
+                                    cmp, NULL, &value, NULL, &v_, "gshmem_signal_wait_until");
+              return v_;)
 
 /* ---- atomics ---------------------------------------------------------------------------- */
 /* Host forms: one tiny kernel; the value, condition and result travel by address. */
 #define GSHMEMI_HOST_AMO(OPC, NAME, fn, dest, value, cond, result)                           \
     gshmemi_host_amo(OPC, (void *)(dest), sizeof(*(dest)), &(value), &(cond), result, pe,    \
                      "gshmem_" #NAME "_atomic_" #fn)
+/* a fetching operation (returns the old value) and a non-fetching one:
+ * X(NAME, T, fn, (PARAMS), (device arguments), OPC, value[, cond]) */
+#define GSHMEMI_HD_AMO_FETCHING(NAME, T, fn, PARAMS, DEVARGS, OPC, value, cond)              \
+    GSHMEMI_HD_FN(T, gshmem_##NAME##_atomic_##fn, PARAMS,                                    \
+                  return gshmemi_dev_##NAME##_atomic_##fn DEVARGS;,                          \
+                  T r_ = 0;                                                                  \
+                  GSHMEMI_HOST_AMO(OPC, NAME, fn, dest, value, cond, &r_);                   \
+                  return r_;)
+#define GSHMEMI_HD_AMO_PLAIN(NAME, T, fn, PARAMS, DEVARGS, OPC, value)                       \
+    GSHMEMI_HD_FN(void, gshmem_##NAME##_atomic_##fn, PARAMS,                                 \
+                  gshmemi_dev_##NAME##_atomic_##fn DEVARGS;,                                 \
+                  GSHMEMI_HOST_AMO(OPC, NAME, fn, dest, value, value, NULL);)
+/* X_nbi(fetch, ...): the fetching call's result stored at fetch */
+#define GSHMEMI_HD_AMO_NBI(NAME, T, fn, PARAMS, ARGS)                                        \
+    GSHMEMI_HD_FN(void, gshmem_##NAME##_atomic_##fn##_nbi, PARAMS,                           \
+                  *fetch = gshmem_##NAME##_atomic_##fn ARGS;,                                \
+                  *fetch = gshmem_##NAME##_atomic_##fn ARGS;)
 #define GSHMEMI_HD_AMO_EXT(NAME, T)                                                          \
-    GSHMEMI_HD T gshmem_##NAME##_atomic_fetch(const T *source, int pe) {                     \
-        T r_ = 0;                                                                            \
-        GSHMEMI_PICK(r_ = gshmemi_dev_##NAME##_atomic_fetch(source, pe),                     \
-                     GSHMEMI_HOST_AMO(GSHMEMI_AMO_FETCH, NAME, fetch, source, r_, r_, &r_)); \
-        return r_;                                                                           \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_##NAME##_atomic_set(T *dest, T value, int pe) {                   \
-        GSHMEMI_PICK(gshmemi_dev_##NAME##_atomic_set(dest, value, pe),                       \
-                     GSHMEMI_HOST_AMO(GSHMEMI_AMO_SET, NAME, set, dest, value, value, NULL)); \
-    }                                                                                        \
-    GSHMEMI_HD T gshmem_##NAME##_atomic_swap(T *dest, T value, int pe) {                     \
-        T r_ = 0;                                                                            \
-        GSHMEMI_PICK(r_ = gshmemi_dev_##NAME##_atomic_swap(dest, value, pe),                 \
-                     GSHMEMI_HOST_AMO(GSHMEMI_AMO_SWAP, NAME, swap, dest, value, value, &r_)); \
-        return r_;                                                                           \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_##NAME##_atomic_fetch_nbi(T *fetch, const T *source, int pe) {    \
-        *fetch = gshmem_##NAME##_atomic_fetch(source, pe);                                   \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_##NAME##_atomic_swap_nbi(T *fetch, T *dest, T value, int pe) {    \
-        *fetch = gshmem_##NAME##_atomic_swap(dest, value, pe);                               \
-    }
+    GSHMEMI_HD_FN(T, gshmem_##NAME##_atomic_fetch, (const T *source, int pe),                \
+                  return gshmemi_dev_##NAME##_atomic_fetch(source, pe);,                     \
+                  T r_ = 0;                                                                  \
+                  GSHMEMI_HOST_AMO(GSHMEMI_AMO_FETCH, NAME, fetch, source, r_, r_, &r_);     \
+                  return r_;)                                                                \
+    GSHMEMI_HD_AMO_PLAIN(NAME, T, set, (T *dest, T value, int pe), (dest, value, pe),        \
+                         GSHMEMI_AMO_SET, value)                                             \
+    GSHMEMI_HD_AMO_FETCHING(NAME, T, swap, (T *dest, T value, int pe), (dest, value, pe),    \
+                            GSHMEMI_AMO_SWAP, value, value)                                  \
+    GSHMEMI_HD_AMO_NBI(NAME, T, fetch, (T *fetch, const T *source, int pe), (source, pe))    \
+    GSHMEMI_HD_AMO_NBI(NAME, T, swap, (T *fetch, T *dest, T value, int pe), (dest, value, pe))
 GSHMEM_AMO_EXT_TYPES(GSHMEMI_HD_AMO_EXT)
 
 #define GSHMEMI_HD_AMO_STD(NAME, T)                                                          \
-    GSHMEMI_HD T gshmem_##NAME##_atomic_compare_swap(T *dest, T cond, T value, int pe) {     \
-        T r_ = 0;                                                                            \
-        GSHMEMI_PICK(r_ = gshmemi_dev_##NAME##_atomic_compare_swap(dest, cond, value, pe),   \
-                     GSHMEMI_HOST_AMO(GSHMEMI_AMO_CSWAP, NAME, compare_swap, dest, value, cond, &r_)); \
-        return r_;                                                                           \
-    }                                                                                        \
-    GSHMEMI_HD T gshmem_##NAME##_atomic_fetch_add(T *dest, T value, int pe) {                \
-        T r_ = 0;                                                                            \
-        GSHMEMI_PICK(r_ = gshmemi_dev_##NAME##_atomic_fetch_add(dest, value, pe),            \
-                     GSHMEMI_HOST_AMO(GSHMEMI_AMO_ADD, NAME, fetch_add, dest, value, value, &r_)); \
-        return r_;                                                                           \
-    }                                                                                        \
-    GSHMEMI_HD T gshmem_##NAME##_atomic_fetch_inc(T *dest, int pe) {                         \
-        return gshmem_##NAME##_atomic_fetch_add(dest, (T)1, pe);                             \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_##NAME##_atomic_add(T *dest, T value, int pe) {                   \
-        GSHMEMI_PICK(gshmemi_dev_##NAME##_atomic_add(dest, value, pe),                       \
-                     GSHMEMI_HOST_AMO(GSHMEMI_AMO_ADD, NAME, add, dest, value, value, NULL)); \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_##NAME##_atomic_inc(T *dest, int pe) {                            \
-        gshmem_##NAME##_atomic_add(dest, (T)1, pe);                                          \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_##NAME##_atomic_compare_swap_nbi(T *fetch, T *dest, T cond, T value, \
-                                                            int pe) {                        \
-        *fetch = gshmem_##NAME##_atomic_compare_swap(dest, cond, value, pe);                 \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_##NAME##_atomic_fetch_add_nbi(T *fetch, T *dest, T value, int pe) { \
-        *fetch = gshmem_##NAME##_atomic_fetch_add(dest, value, pe);                          \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_##NAME##_atomic_fetch_inc_nbi(T *fetch, T *dest, int pe) {        \
-        *fetch = gshmem_##NAME##_atomic_fetch_add(dest, (T)1, pe);                           \
-    }
+    GSHMEMI_HD_AMO_FETCHING(NAME, T, compare_swap, (T *dest, T cond, T value, int pe),       \
+                            (dest, cond, value, pe), GSHMEMI_AMO_CSWAP, value, cond)         \
+    GSHMEMI_HD_AMO_FETCHING(NAME, T, fetch_add, (T *dest, T value, int pe), (dest, value, pe), \
+                            GSHMEMI_AMO_ADD, value, value)                                   \
+    GSHMEMI_HD_FN(T, gshmem_##NAME##_atomic_fetch_inc, (T *dest, int pe),                    \
+                  return gshmem_##NAME##_atomic_fetch_add(dest, (T)1, pe);,                  \
+                  return gshmem_##NAME##_atomic_fetch_add(dest, (T)1, pe);)                  \
+    GSHMEMI_HD_AMO_PLAIN(NAME, T, add, (T *dest, T value, int pe), (dest, value, pe),        \
+                         GSHMEMI_AMO_ADD, value)                                             \
+    GSHMEMI_HD_FN(void, gshmem_##NAME##_atomic_inc, (T *dest, int pe),                       \
+                  gshmem_##NAME##_atomic_add(dest, (T)1, pe);,                               \
+                  gshmem_##NAME##_atomic_add(dest, (T)1, pe);)                               \
+    GSHMEMI_HD_AMO_NBI(NAME, T, compare_swap, (T *fetch, T *dest, T cond, T value, int pe),  \
+                       (dest, cond, value, pe))                                              \
+    GSHMEMI_HD_AMO_NBI(NAME, T, fetch_add, (T *fetch, T *dest, T value, int pe),             \
+                       (dest, value, pe))                                                    \
+    GSHMEMI_HD_FN(void, gshmem_##NAME##_atomic_fetch_inc_nbi, (T *fetch, T *dest, int pe),   \
+                  *fetch = gshmem_##NAME##_atomic_fetch_add(dest, (T)1, pe);,                \
+                  *fetch = gshmem_##NAME##_atomic_fetch_add(dest, (T)1, pe);)
 GSHMEM_AMO_STD_TYPES(GSHMEMI_HD_AMO_STD)
 
 #define GSHMEMI_HD_AMO_BIT_OP(NAME, T, op, OPC)                                              \
-    GSHMEMI_HD T gshmem_##NAME##_atomic_fetch_##op(T *dest, T value, int pe) {               \
-        T r_ = 0;                                                                            \
-        GSHMEMI_PICK(r_ = gshmemi_dev_##NAME##_atomic_fetch_##op(dest, value, pe),           \
-                     GSHMEMI_HOST_AMO(OPC, NAME, fetch_##op, dest, value, value, &r_));      \
-        return r_;                                                                           \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_##NAME##_atomic_##op(T *dest, T value, int pe) {                  \
-        GSHMEMI_PICK(gshmemi_dev_##NAME##_atomic_##op(dest, value, pe),                      \
-                     GSHMEMI_HOST_AMO(OPC, NAME, op, dest, value, value, NULL));             \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_##NAME##_atomic_fetch_##op##_nbi(T *fetch, T *dest, T value, int pe) { \
-        *fetch = gshmem_##NAME##_atomic_fetch_##op(dest, value, pe);                         \
-    }
+    GSHMEMI_HD_AMO_FETCHING(NAME, T, fetch_##op, (T *dest, T value, int pe), (dest, value, pe), \
+                            OPC, value, value)                                               \
+    GSHMEMI_HD_AMO_PLAIN(NAME, T, op, (T *dest, T value, int pe), (dest, value, pe), OPC, value) \
+    GSHMEMI_HD_AMO_NBI(NAME, T, fetch_##op, (T *fetch, T *dest, T value, int pe),            \
+                       (dest, value, pe))
 #define GSHMEMI_HD_AMO_BIT(NAME, T)                                                          \
     GSHMEMI_HD_AMO_BIT_OP(NAME, T, and, GSHMEMI_AMO_AND)                                     \
     GSHMEMI_HD_AMO_BIT_OP(NAME, T, or, GSHMEMI_AMO_OR)                                       \
@@ -323,107 +243,57 @@ GSHMEM_AMO_STD_TYPES(GSHMEMI_HD_AMO_STD)
 GSHMEM_AMO_BIT_TYPES(GSHMEMI_HD_AMO_BIT)
 
 /* ---- point-to-point synchronization ----------------------------------------------------- */
-/* Host forms block (poll this PE's copy, with the same deadline as device waits). */
-#define GSHMEMI_SIGNED(T) (!((T)-1 > (T)0))
-#define GSHMEMI_HOST_WAIT(mode, wait, ivars, n, status, cmp, values, valp, indices, NAME, fn) \
-    gshmemi_host_wait_set(mode, wait, ivars, n, sizeof(*(ivars)), GSHMEMI_SIGNED(__typeof__(*(ivars))), \
-                          status, cmp, values, valp, indices, NULL, "gshmem_" #NAME "_" #fn)
+/* Host forms block (poll this PE's copy, with the same deadline as device waits).
+ * X(RET, RETURN (return or nothing), NAME, T, fn, (PARAMS), (device arguments), host mode,
+ * wait, values, value, indices) */
+#define GSHMEMI_HD_WAIT_FN(RET, RETURN, NAME, T, fn, PARAMS, DEVARGS, mode, wait, values, valp, \
+                           indices)                                                          \
+    GSHMEMI_HD_FN(RET, gshmem_##NAME##_##fn, PARAMS,                                         \
+                  RETURN gshmemi_dev_##NAME##_##fn DEVARGS;,                                 \
+                  RETURN (RET)gshmemi_host_wait_set(mode, wait, ivars, n, sizeof(T),         \
+                                                    !((T)-1 > (T)0), status, cmp, values,    \
+                                                    valp, indices, NULL,                     \
+                                                    "gshmem_" #NAME "_" #fn);)
+/* the forms over a set, each with and without _vector: X(NAME, T, fn, mode, wait, RET, RETURN) */
+#define GSHMEMI_HD_WAIT_SET(NAME, T, fn, mode, wait, RET, RETURN)                            \
+    GSHMEMI_HD_WAIT_FN(RET, RETURN, NAME, T, fn,                                             \
+                       (T *ivars, size_t n, const int *status, int cmp, T value),            \
+                       (ivars, n, status, cmp, value), mode, wait, NULL, &value, NULL)       \
+    GSHMEMI_HD_WAIT_FN(RET, RETURN, NAME, T, fn##_vector,                                    \
+                       (T *ivars, size_t n, const int *status, int cmp, T *values),          \
+                       (ivars, n, status, cmp, values), mode, wait, values, NULL, NULL)
+#define GSHMEMI_HD_WAIT_SOME(NAME, T, fn, wait)                                              \
+    GSHMEMI_HD_WAIT_FN(size_t, return, NAME, T, fn,                                          \
+                       (T *ivars, size_t n, size_t *indices, const int *status, int cmp, T value), \
+                       (ivars, n, indices, status, cmp, value), GSHMEMI_WAIT_SOME, wait, NULL, \
+                       &value, indices)                                                      \
+    GSHMEMI_HD_WAIT_FN(size_t, return, NAME, T, fn##_vector,                                 \
+                       (T *ivars, size_t n, size_t *indices, const int *status, int cmp,     \
+                        T *values),                                                          \
+                       (ivars, n, indices, status, cmp, values), GSHMEMI_WAIT_SOME, wait,    \
+                       values, NULL, indices)
 #define GSHMEMI_HD_WAIT(NAME, T)                                                             \
-    GSHMEMI_HD void gshmem_##NAME##_wait_until(T *ivar, int cmp, T value) {                  \
-        GSHMEMI_PICK(gshmemi_dev_##NAME##_wait_until(ivar, cmp, value),                      \
-                     GSHMEMI_HOST_WAIT(GSHMEMI_WAIT_ALL, 1, ivar, 1, NULL, cmp, NULL, &value, \
-                                       NULL, NAME, wait_until));                             \
-    }                                                                                        \
-    GSHMEMI_HD int gshmem_##NAME##_test(T *ivar, int cmp, T value) {                         \
-        return GSHMEMI_PICK(gshmemi_dev_##NAME##_test(ivar, cmp, value),                     \
-                            (int)GSHMEMI_HOST_WAIT(GSHMEMI_WAIT_ALL, 0, ivar, 1, NULL, cmp,  \
-                                                   NULL, &value, NULL, NAME, test));         \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_##NAME##_wait_until_all(T *ivars, size_t n, const int *status,    \
-                                                   int cmp, T value) {                       \
-        GSHMEMI_PICK(gshmemi_dev_##NAME##_wait_until_all(ivars, n, status, cmp, value),      \
-                     GSHMEMI_HOST_WAIT(GSHMEMI_WAIT_ALL, 1, ivars, n, status, cmp, NULL, &value, \
-                                       NULL, NAME, wait_until_all));                         \
-    }                                                                                        \
-    GSHMEMI_HD size_t gshmem_##NAME##_wait_until_any(T *ivars, size_t n, const int *status,  \
-                                                     int cmp, T value) {                     \
-        return GSHMEMI_PICK(gshmemi_dev_##NAME##_wait_until_any(ivars, n, status, cmp, value), \
-                            GSHMEMI_HOST_WAIT(GSHMEMI_WAIT_ANY, 1, ivars, n, status, cmp, NULL, \
-                                              &value, NULL, NAME, wait_until_any));          \
-    }                                                                                        \
-    GSHMEMI_HD size_t gshmem_##NAME##_wait_until_some(T *ivars, size_t n, size_t *indices,   \
-                                                      const int *status, int cmp, T value) { \
-        return GSHMEMI_PICK(gshmemi_dev_##NAME##_wait_until_some(ivars, n, indices, status,  \
-                                                                 cmp, value),                \
-                            GSHMEMI_HOST_WAIT(GSHMEMI_WAIT_SOME, 1, ivars, n, status, cmp, NULL, \
-                                              &value, indices, NAME, wait_until_some));      \
-    }                                                                                        \
-    GSHMEMI_HD void gshmem_##NAME##_wait_until_all_vector(T *ivars, size_t n, const int *status, \
-                                                          int cmp, T *values) {              \
-        GSHMEMI_PICK(gshmemi_dev_##NAME##_wait_until_all_vector(ivars, n, status, cmp, values), \
-                     GSHMEMI_HOST_WAIT(GSHMEMI_WAIT_ALL, 1, ivars, n, status, cmp, values, NULL, \
-                                       NULL, NAME, wait_until_all_vector));                  \
-    }                                                                                        \
-    GSHMEMI_HD size_t gshmem_##NAME##_wait_until_any_vector(T *ivars, size_t n,              \
-                                                            const int *status, int cmp,      \
-                                                            T *values) {                     \
-        return GSHMEMI_PICK(gshmemi_dev_##NAME##_wait_until_any_vector(ivars, n, status, cmp, \
-                                                                       values),              \
-                            GSHMEMI_HOST_WAIT(GSHMEMI_WAIT_ANY, 1, ivars, n, status, cmp, values, \
-                                              NULL, NULL, NAME, wait_until_any_vector));     \
-    }                                                                                        \
-    GSHMEMI_HD size_t gshmem_##NAME##_wait_until_some_vector(T *ivars, size_t n, size_t *indices, \
-                                                             const int *status, int cmp,     \
-                                                             T *values) {                    \
-        return GSHMEMI_PICK(gshmemi_dev_##NAME##_wait_until_some_vector(ivars, n, indices,   \
-                                                                        status, cmp, values), \
-                            GSHMEMI_HOST_WAIT(GSHMEMI_WAIT_SOME, 1, ivars, n, status, cmp,   \
-                                              values, NULL, indices, NAME,                   \
-                                              wait_until_some_vector));                      \
-    }                                                                                        \
-    GSHMEMI_HD int gshmem_##NAME##_test_all(T *ivars, size_t n, const int *status, int cmp,  \
-                                            T value) {                                       \
-        return GSHMEMI_PICK(gshmemi_dev_##NAME##_test_all(ivars, n, status, cmp, value),     \
-                            (int)GSHMEMI_HOST_WAIT(GSHMEMI_WAIT_ALL, 0, ivars, n, status, cmp, \
-                                                   NULL, &value, NULL, NAME, test_all));     \
-    }                                                                                        \
-    GSHMEMI_HD size_t gshmem_##NAME##_test_any(T *ivars, size_t n, const int *status, int cmp, \
-                                               T value) {                                    \
-        return GSHMEMI_PICK(gshmemi_dev_##NAME##_test_any(ivars, n, status, cmp, value),     \
-                            GSHMEMI_HOST_WAIT(GSHMEMI_WAIT_ANY, 0, ivars, n, status, cmp, NULL, \
-                                              &value, NULL, NAME, test_any));                \
-    }                                                                                        \
-    GSHMEMI_HD size_t gshmem_##NAME##_test_some(T *ivars, size_t n, size_t *indices,         \
-                                                const int *status, int cmp, T value) {       \
-        return GSHMEMI_PICK(gshmemi_dev_##NAME##_test_some(ivars, n, indices, status, cmp,   \
-                                                           value),                           \
-                            GSHMEMI_HOST_WAIT(GSHMEMI_WAIT_SOME, 0, ivars, n, status, cmp, NULL, \
-                                              &value, indices, NAME, test_some));            \
-    }                                                                                        \
-    GSHMEMI_HD int gshmem_##NAME##_test_all_vector(T *ivars, size_t n, const int *status,    \
-                                                   int cmp, T *values) {                     \
-        return GSHMEMI_PICK(gshmemi_dev_##NAME##_test_all_vector(ivars, n, status, cmp, values), \
-                            (int)GSHMEMI_HOST_WAIT(GSHMEMI_WAIT_ALL, 0, ivars, n, status, cmp, \
-                                                   values, NULL, NULL, NAME, test_all_vector)); \
-    }                                                                                        \
-    GSHMEMI_HD size_t gshmem_##NAME##_test_any_vector(T *ivars, size_t n, const int *status, \
-                                                      int cmp, T *values) {                  \
-        return GSHMEMI_PICK(gshmemi_dev_##NAME##_test_any_vector(ivars, n, status, cmp, values), \
-                            GSHMEMI_HOST_WAIT(GSHMEMI_WAIT_ANY, 0, ivars, n, status, cmp, values, \
-                                              NULL, NULL, NAME, test_any_vector));           \
-    }                                                                                        \
-    GSHMEMI_HD size_t gshmem_##NAME##_test_some_vector(T *ivars, size_t n, size_t *indices,  \
-                                                       const int *status, int cmp, T *values) { \
-        return GSHMEMI_PICK(gshmemi_dev_##NAME##_test_some_vector(ivars, n, indices, status, \
-                                                                  cmp, values),              \
-                            GSHMEMI_HOST_WAIT(GSHMEMI_WAIT_SOME, 0, ivars, n, status, cmp,   \
-                                              values, NULL, indices, NAME, test_some_vector)); \
-    }
+    GSHMEMI_HD_FN(void, gshmem_##NAME##_wait_until, (T *ivar, int cmp, T value),             \
+                  gshmemi_dev_##NAME##_wait_until(ivar, cmp, value);,                        \
+                  gshmemi_host_wait_set(GSHMEMI_WAIT_ALL, 1, ivar, 1, sizeof(T), !((T)-1 > (T)0), \
+                                        NULL, cmp, NULL, &value, NULL, NULL,                 \
+                                        "gshmem_" #NAME "_wait_until");)                     \
+    GSHMEMI_HD_FN(int, gshmem_##NAME##_test, (T *ivar, int cmp, T value),                    \
+                  return gshmemi_dev_##NAME##_test(ivar, cmp, value);,                       \
+                  return (int)gshmemi_host_wait_set(GSHMEMI_WAIT_ALL, 0, ivar, 1, sizeof(T), \
+                                                    !((T)-1 > (T)0), NULL, cmp, NULL, &value, \
+                                                    NULL, NULL, "gshmem_" #NAME "_test");)   \
+    GSHMEMI_HD_WAIT_SET(NAME, T, wait_until_all, GSHMEMI_WAIT_ALL, 1, void, )                \
+    GSHMEMI_HD_WAIT_SET(NAME, T, wait_until_any, GSHMEMI_WAIT_ANY, 1, size_t, return)        \
+    GSHMEMI_HD_WAIT_SOME(NAME, T, wait_until_some, 1)                                        \
+    GSHMEMI_HD_WAIT_SET(NAME, T, test_all, GSHMEMI_WAIT_ALL, 0, int, return)                 \
+    GSHMEMI_HD_WAIT_SET(NAME, T, test_any, GSHMEMI_WAIT_ANY, 0, size_t, return)              \
+    GSHMEMI_HD_WAIT_SOME(NAME, T, test_some, 0)
 GSHMEM_P2P_SYNC_TYPES(GSHMEMI_HD_WAIT)
 
-GSHMEMI_HD void gshmem_pe_quiet(const int *target_pes, size_t npes) {
-    GSHMEMI_PICK(gshmemi_dev_pe_quiet(target_pes, npes), gshmemi_host_pe_quiet(target_pes, npes));
-}
+GSHMEMI_HD_FN(void, gshmem_pe_quiet, (const int *target_pes, size_t npes),
+              gshmemi_dev_pe_quiet(target_pes, npes);, gshmemi_host_pe_quiet(target_pes, npes);)
+GSHMEMI_HD_END
 
 #include "gshmem/coll_api.h"
 

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "gshmem/types.h"
+#include "gshmem/forms.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,26 +48,24 @@ void gshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp, uint64_t c
                                          gshmemx_stream_t stream);
 
 /* Waits on a stream: later work on `stream` starts once the condition holds on this PE.
- * status and values must be device-accessible (device, pinned or managed memory). */
-void gshmemi_stream_wait(void *ivars, size_t n, size_t size, int is_signed, const int *status,
-                         int cmp, const void *values, uint64_t value, gshmemx_stream_t stream,
-                         const char *call);
+ * status and values must be device-accessible (device, pinned or managed memory). Each is a
+ * libgshmem function (GSHMEMI_HOST_FN, gshmem/forms.h). */
+#define GSHMEMI_STREAM_WAIT_FN(NAME, T, fn, PARAMS, ivars, n, status, values, value)         \
+    GSHMEMI_HOST_FN(void, gshmemx_##NAME##_##fn##_on_stream, PARAMS,                         \
+                    gshmemi_stream_wait(ivars, n, sizeof(T), !((T)-1 > (T)0), status, cmp, values, \
+                                        value, stream, "gshmemx_" #NAME "_" #fn "_on_stream");)
 #define GSHMEMI_STREAM_WAIT(NAME, T)                                                         \
-    static inline void gshmemx_##NAME##_wait_until_on_stream(T *ivar, int cmp, T value,      \
-                                                             gshmemx_stream_t stream) {      \
-        gshmemi_stream_wait(ivar, 1, sizeof(T), !((T)-1 > (T)0), NULL, cmp, NULL,            \
-                            (uint64_t)value, stream, "gshmemx_" #NAME "_wait_until_on_stream"); \
-    }                                                                                        \
-    static inline void gshmemx_##NAME##_wait_until_all_on_stream(                            \
-        T *ivars, size_t nelems, const int *status, int cmp, T value, gshmemx_stream_t stream) { \
-        gshmemi_stream_wait(ivars, nelems, sizeof(T), !((T)-1 > (T)0), status, cmp, NULL,    \
-                            (uint64_t)value, stream, "gshmemx_" #NAME "_wait_until_all_on_stream"); \
-    }                                                                                        \
-    static inline void gshmemx_##NAME##_wait_until_all_vector_on_stream(                     \
-        T *ivars, size_t nelems, const int *status, int cmp, T *values, gshmemx_stream_t stream) { \
-        gshmemi_stream_wait(ivars, nelems, sizeof(T), !((T)-1 > (T)0), status, cmp, values, 0, \
-                            stream, "gshmemx_" #NAME "_wait_until_all_vector_on_stream");    \
-    }
+    GSHMEMI_STREAM_WAIT_FN(NAME, T, wait_until,                                              \
+                           (T *ivar, int cmp, T value, gshmemx_stream_t stream),             \
+                           ivar, 1, NULL, NULL, (uint64_t)value)                             \
+    GSHMEMI_STREAM_WAIT_FN(NAME, T, wait_until_all,                                          \
+                           (T *ivars, size_t nelems, const int *status, int cmp, T value,    \
+                            gshmemx_stream_t stream),                                        \
+                           ivars, nelems, status, NULL, (uint64_t)value)                     \
+    GSHMEMI_STREAM_WAIT_FN(NAME, T, wait_until_all_vector,                                   \
+                           (T *ivars, size_t nelems, const int *status, int cmp, T *values,  \
+                            gshmemx_stream_t stream),                                        \
+                           ivars, nelems, status, values, 0)
 GSHMEM_P2P_SYNC_TYPES(GSHMEMI_STREAM_WAIT)
 
 #ifdef __cplusplus

@@ -70,8 +70,8 @@ GSHMEMI_ENV_FIELD(FABRIC_IFACE, STR, const char *, "",
                   "network interface (name, or its IPv4 address) the proxy transport uses (default: the provider's first non-loopback one)")
 GSHMEMI_ENV_FIELD(PROXY_MODE, STR, const char *, "auto",
                   "proxy data mode: auto (direct for host memory, staged for GPU memory when the provider lacks FI_HMEM), direct, staged")
-GSHMEMI_ENV_FIELD(PROXY_CHUNK, SIZE, uint64_t, 128ull << 10,
-                  "staged mode: bytes per message (large transfers are pipelined in chunks of this size)")
+GSHMEMI_ENV_FIELD(PROXY_CHUNK, SIZE, uint64_t, 512ull << 10,
+                  "staged mode: bytes per message (large transfers are pipelined in chunks of this size; small operations share messages of this size)")
 GSHMEMI_ENV_FIELD(PROXY_STAGING, SIZE, uint64_t, 2ull << 20,
                   "staged mode: bytes in flight to one peer (credits = this / GSHMEM_PROXY_CHUNK); each PE pins about 4x this per peer")
 GSHMEMI_ENV_FIELD(PROXY_RING_SLOTS, INT, int, 4096,

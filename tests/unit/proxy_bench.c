@@ -13,7 +13,9 @@
  *             value must come back once
  *   drain     no-op descriptors from 1 and T threads: the proxy's consumption rate
  * Usage: proxy_bench [--quick] [--modes queued,staged,direct] [--threads 8] [--raw PATH|none]
- *                    [--only put,add,fetch,drain]
+ *                    [--only put,add,fetch,drain] [--trials N] [--free-copies]
+ * --free-copies: the fake device completes copies of 4 KiB or more without performing them (on
+ * the GPU host the copy engines do them, not the CPU): the protocol's own cost on 2 cores.
  * The ring is the library's GPU ring: ring-owned completion slots, GSHMEM_PROXY_RING_SLOTS. */
 #include <pthread.h>
 #include <stdio.h>
@@ -44,7 +46,7 @@ static void bench_relax(void) {
 #define HEAP_BYTES (WORDS_OFF + 2 * MIB)
 
 typedef struct cfg {
-    int mode, threads, quick;
+    int mode, threads, quick, trials;
     const char *name, *only;   /* only: the parts to run (put,add,fetch,drain) */
 } cfg;
 
@@ -80,8 +82,8 @@ static double median(trials *t) {
 }
 
 /* ---- the raw floor ----------------------------------------------------------------------- */
-/* Runs fabric_baseline and keeps the best of each number over the runs (once before the
- * proxy's measurements, once after: a burst of other work on the machine slows only one). */
+/* Runs fabric_baseline and keeps the best of each number over the runs (two: a burst of other
+ * work on the machine slows only one). */
 static void run_raw(const char *path, bool echo) {
     if (!path || !strcmp(path, "none")) return;
     char cmd[600];
@@ -222,7 +224,7 @@ static int cmp_u64(const void *a, const void *b) {
 }
 
 /* ---- the measurements (PE 0) ------------------------------------------------------------ */
-static int n_trials(const cfg *g) { return g->quick ? 1 : 3; }
+static int n_trials(const cfg *g) { return g->quick ? 1 : g->trials; }
 
 static void bench_puts(const cfg *g, const gshmem_proxy_chan *ch) {
     char rb[48];
@@ -339,21 +341,24 @@ static int pe_bench(pe_ctx *c, void *arg) {
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *modes = "queued,direct", *raw = FABRIC_BASELINE, *only = "put,add,fetch,drain";
-    int threads = 8, quick = 0;
+    int threads = 8, quick = 0, ntrials = 3, free_copies = 0;
     for (int a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--quick")) quick = 1;
         else if (!strcmp(argv[a], "--modes") && a + 1 < argc) modes = argv[++a];
         else if (!strcmp(argv[a], "--threads") && a + 1 < argc) threads = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--raw") && a + 1 < argc) raw = argv[++a];
         else if (!strcmp(argv[a], "--only") && a + 1 < argc) only = argv[++a];
+        else if (!strcmp(argv[a], "--trials") && a + 1 < argc) ntrials = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--free-copies")) free_copies = 1;
         else {
             fprintf(stderr, "usage: %s [--quick] [--modes queued,staged,direct] [--threads T] [--raw PATH|none] "
-                    "[--only put,add,fetch,drain]\n",
+                    "[--only put,add,fetch,drain] [--trials N] [--free-copies]\n",
                     argv[0]);
             return 2;
         }
     }
     if (threads < 2 || threads > 256) threads = 8;   /* 2048 outstanding fetches split evenly */
+    if (ntrials < 1 || ntrials > 8) ntrials = 3;
     alarm(1200);
     setenv("PROXY_TEST_LOOPBACK", "1", 1);   /* the raw floor runs on lo too */
     if (!getenv("GSHMEM_FABRIC_PROVIDER")) setenv("GSHMEM_FABRIC_PROVIDER", "tcp;ofi_rxm", 1);
@@ -367,24 +372,27 @@ int main(int argc, char **argv) {
     double la[3] = {0};
     if (getloadavg(la, 3) == 3) printf("proxy_bench: load average at the start %.1f %.1f %.1f\n", la[0], la[1], la[2]);
     run_raw(raw, true);
+    run_raw(raw, false);
+    if (RAW.ok) print_raw();
     heap_reserve(HEAP_BYTES);
     netns_setup();
     int bad = 0;
     char list[128];
     snprintf(list, sizeof list, "%s", modes);
     for (char *m = strtok(list, ","); m; m = strtok(NULL, ",")) {
-        cfg g = {.mode = !strcmp(m, "direct") ? GSHMEMI_PROXY_DIRECT : GSHMEMI_PROXY_STAGED, .threads = threads,
-                 .quick = quick, .name = m, .only = only};
         queued = !strcmp(m, "queued");
         q_steady = 1;
+        q_nocopy = queued && free_copies;
+        char name[48];
+        snprintf(name, sizeof name, "%s%s", m, q_nocopy ? " (free copies)" : "");
+        cfg g = {.mode = !strcmp(m, "direct") ? GSHMEMI_PROXY_DIRECT : GSHMEMI_PROXY_STAGED, .threads = threads,
+                 .quick = quick, .trials = ntrials, .name = name, .only = only};
         int st[2];
         double t0 = now_s();
         int f = run_job(2, pe_bench, &g, 900, st, NULL);
         printf("proxy_bench %s: %s in %.1f s\n", m, f ? "FAILED" : "done", now_s() - t0);
         bad += f;
     }
-    run_raw(raw, false);
-    if (RAW.ok) print_raw();
     if (getloadavg(la, 3) == 3) printf("proxy_bench: load average at the end %.1f %.1f %.1f\n", la[0], la[1], la[2]);
     (void)passed, (void)failed;   /* unit.h's counters: the PEs report their own failures */
     return bad != 0;

@@ -149,7 +149,7 @@ static int dev_atomic(void *ctx, void *addr, int op, size_t size, uint64_t v, ui
     uint64_t o = 0;
     if (size == 4) { AMO_CASES(uint32_t, p, op, v, c, o) }
     else { AMO_CASES(uint64_t, p, op, v, c, o) }
-    *old = o;
+    if (old) *old = o;   /* NULL: the previous value is not wanted */
     return 0;
 }
 
@@ -180,6 +180,9 @@ static int q_steady;
 /* q_hold: the fake device performs nothing while set (a GPU busy with other work): operations
  * pile up in the memory queue (test_proxy's amo flood) */
 static int q_hold;
+/* q_nocopy (the benchmark's --free-copies): copies of 4 KiB or more are queued and completed in
+ * order but not performed, as a GPU's copy engines would take them off the CPU */
+static int q_nocopy;
 enum { QK_COPY, QK_WRITE64, QK_ATOMICS, QK_TICKET };
 typedef struct qop {
     int kind;
@@ -202,7 +205,7 @@ static int q_apply(const qop *q) {
     case QK_COPY: {   /* either way: X() maps a heap address to the shadow */
         char *d = X(q->dst, q->n), *s = X(q->src, q->n);
         if (!d || !s) return GSHMEM_ERR_INVALID_ARG;
-        memcpy(d, s, q->n);
+        if (!q_nocopy || q->n < 4096) memcpy(d, s, q->n);
         return 0;
     }
     case QK_WRITE64: return dev_signal(NULL, (uint64_t *)q->dst, GSHMEM_SIGNAL_SET, q->v);

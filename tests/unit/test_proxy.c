@@ -448,8 +448,9 @@ static int pe_amo(pe_ctx *c, void *arg) {
 }
 
 /* ---- litmus ---------------------------------------------------------------------------- */
-/* Pairs: a variant that keeps the order (even), and its negative control (odd). The last pair
- * moves 4 KiB, which staged mode sends packed (data and signal in one entry of a pack). */
+/* Pairs: a variant that keeps the order (even), and its negative control (odd). The first three
+ * move more than two chunks (staged: the target counts a put_signal's pieces), the last pair
+ * 4 KiB, which staged mode sends packed (data and signal in one entry of a pack). */
 enum { L_PUT_SIGNAL, L_SIGNAL_FIRST, L_FENCE, L_REVERSED, L_QUIET, L_NO_QUIET, L_PUT_SIGNAL_SMALL,
        L_SIGNAL_FIRST_SMALL, L_COUNT };
 static const char *lit_name[L_COUNT] = {"put_signal", "NEGATIVE signal, then put", "put; fence; p(flag)",
@@ -457,10 +458,13 @@ static const char *lit_name[L_COUNT] = {"put_signal", "NEGATIVE signal, then put
                                         "NEGATIVE flag out of band, then put", "put_signal 4 KiB (packed)",
                                         "NEGATIVE signal, then put 4 KiB"};
 #define LIT_N 60
-#define LIT_B (256 * 1024)
 #define LIT_SLOTS 4
+#define LIT_B (REGION / LIT_SLOTS)   /* the most one round may move */
 
-static uint64_t lit_bytes(int v) { return v >= L_PUT_SIGNAL_SMALL ? 4096 : LIT_B; }
+static uint64_t lit_bytes(int v) {
+    uint64_t big = 2 * gshmemi_cfg.PROXY_CHUNK + 4096;
+    return v >= L_PUT_SIGNAL_SMALL ? 4096 : big < LIT_B ? big : LIT_B;
+}
 
 static uint64_t lit_flag(pe_ctx *c, int v) {
     return v == L_QUIET || v == L_NO_QUIET ? __atomic_load_n(&c->job->oob[0][0], __ATOMIC_ACQUIRE)
@@ -504,12 +508,12 @@ static void lit_write(pe_ctx *c, pe_state *s, int v) {
             tk[k] = post(&s->ch, GSHMEM_PROXY_OP_PUT_SIGNAL, GSHMEM_PROXY_SIG_SET, 1, nb, data, src, sig, i, &ret[k]);
             break;
         case L_FENCE:
-            tk[k] = post(&s->ch, GSHMEM_PROXY_OP_PUT, 0, 1, LIT_B, data, src, 0, 0, &ret[k]);
+            tk[k] = post(&s->ch, GSHMEM_PROXY_OP_PUT, 0, 1, nb, data, src, 0, 0, &ret[k]);
             post(&s->ch, GSHMEM_PROXY_OP_FENCE, 0, 0, 0, 0, 0, 0, 0, NULL);
             post(&s->ch, GSHMEM_PROXY_OP_P, 0, 1, 8, sig, i, 0, 0, NULL);
             break;
         case L_QUIET:
-            tk[k] = post(&s->ch, GSHMEM_PROXY_OP_PUT, 0, 1, LIT_B, data, src, 0, 0, &ret[k]);
+            tk[k] = post(&s->ch, GSHMEM_PROXY_OP_PUT, 0, 1, nb, data, src, 0, 0, &ret[k]);
             gshmem_proxy_quiet(&s->ch);
             __atomic_store_n(&c->job->oob[0][0], i, __ATOMIC_RELEASE);
             break;
@@ -554,7 +558,7 @@ static int pe_litmus(pe_ctx *c, void *arg) {
     int bad = 0;
     for (int v = 0; v < L_COUNT; v++) {
         if (c->me == 1) {   /* a fresh start: nothing of the previous variant left */
-            memset(H(A(DST_OFF)), 0, LIT_B);
+            memset(H(A(DST_OFF)), 0, lit_bytes(v));
             *(uint64_t *)H(A(SMALL_OFF + 16384)) = 0;
         }
         c->job->oob[0][0] = c->job->oob[1][0] = 0;

@@ -28,7 +28,8 @@ enum { GSHMEMI_PROXY_AUTO = 0, GSHMEMI_PROXY_DIRECT = 1, GSHMEMI_PROXY_STAGED = 
  *   private device buffer). The host side (src_host, dst_host) must stay untouched until the
  *   operation completed.
  * - atomic: one atomic of size 4|8 (GSHMEM_PROXY_AMO_* op) at dev_addr, atomic with respect
- *   to the device's own atomics on that location; *old gets the previous value on completion.
+ *   to the device's own atomics on that location; *old gets the previous value on completion
+ *   (old NULL: not wanted; consecutive such adds to one word may be applied as one).
  * - signal: 64-bit SET or ADD at dev_addr, visible to device waiters after every earlier
  *   operation's data.
  * - mark: a ticket covering everything enqueued so far; done: the highest complete ticket

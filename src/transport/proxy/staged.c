@@ -18,12 +18,14 @@
  * placed per (source, operation) and applies the signal when all are in, whatever order the
  * chunks arrived in.
  *
- * Small operations travel packed: p, g, atomics, signals, and puts and put_signals of at most
- * `pack_put` bytes join the request to their PE that is still waiting to be sent (one credit,
- * one message, one packed response for up to PACK_MAX of them). With one credit per small
- * operation, 16 of them per round trip was all a peer could receive, whatever the load. A pack
- * is only ever the newest request to its PE (a larger request queued after it closes it), so
- * every PE's operations still reach it in the order they were posted. */
+ * Small operations travel packed: p, g, atomics, signals, and the puts and put_signals that fit
+ * one message join the request to their PE that is still waiting to be sent (one credit, one
+ * message, one packed response for up to PACK_MAX of them, as many bytes as a chunk). With one
+ * credit per operation, 16 operations per round trip were all a peer could receive, whatever
+ * their size: 16 atomics, or 16 KiB of 1 KiB puts. A pack is only ever the newest request to
+ * its PE (a request queued after it closes it), so packing never moves an operation ahead of
+ * one posted before it to the same PE. Gets, and puts larger than a chunk, go in requests of
+ * their own, one per chunk. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,7 +63,8 @@ typedef struct sop {
     uint32_t size;      /* bytes: 1..8 (p, g), 4|8 (atomics), 8 (signals), the payload (puts) */
     uint8_t op;         /* GSHMEM_PROXY_OP_P, _G, _AMO, _SIGNAL, _PUT, _PUT_SIGNAL */
     uint8_t amo;        /* GSHMEM_PROXY_AMO_* or GSHMEM_PROXY_SIG_* */
-    uint16_t pad_;
+    uint8_t fetch;      /* atomics: the previous value is wanted */
+    uint8_t pad_;
 } sop;
 
 /* Its answer (M_PACKACK: smsg.len of them after the header, in the request's order). */
@@ -101,7 +104,7 @@ typedef struct partial {   /* a put_signal being received */
 
 struct staged {
     size_t chunk, bufsz;
-    size_t pack_put;    /* puts of at most this many bytes travel packed */
+    size_t pack_put;    /* puts of at most this many bytes travel packed (one message's worth) */
     unsigned pack_max;  /* small operations per pack (answers fit a response buffer) */
     int credits0;
     uint8_t *slab;
@@ -168,7 +171,7 @@ gshmemi_status gshmemi_staged_open(gshmemi_proxy *x) {
     if (s->chunk > x->fab.max_msg - HDR) s->chunk = x->fab.max_msg - HDR;
     if (s->chunk < 1024) s->chunk = 1024;   /* a pack holds a few small operations */
     s->bufsz = HDR + s->chunk;
-    s->pack_put = s->chunk / 16;
+    s->pack_put = (s->chunk - sizeof(sop)) & ~(size_t)7;   /* a put that fits one message alone */
     s->pack_max = (unsigned)(s->chunk / sizeof(sop));
     if (s->pack_max > PACK_MAX) s->pack_max = PACK_MAX;
     s->credits0 = (int)(gshmemi_cfg.PROXY_STAGING / s->chunk);
@@ -231,11 +234,18 @@ static op_rec *rec_of(gshmemi_proxy *x, uint64_t op_id) {
     return r->ticket == t && r->state == REC_ACTIVE ? r : NULL;
 }
 
+/* An atomic whose previous value its caller wants (the others are answered without it, and the
+ * target's memory queue may merge them). */
+static bool amo_fetches(const gshmem_proxy_desc *d) {
+    return d->op == GSHMEM_PROXY_OP_AMO && (d->amo == GSHMEM_PROXY_AMO_FETCH || d->amo == GSHMEM_PROXY_AMO_SWAP ||
+                                            d->amo == GSHMEM_PROXY_AMO_CSWAP || (d->flags & GSHMEM_PROXY_F_FETCH));
+}
+
 static bool has_payload(int op) { return op == GSHMEM_PROXY_OP_PUT || op == GSHMEM_PROXY_OP_PUT_SIGNAL; }
 static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 
-/* p, g, atomics, signals and small puts travel packed; gets and larger puts in requests of
- * their own (chunks). */
+/* p, g, atomics, signals and the puts that fit one message travel packed; gets and larger puts
+ * in requests of their own (chunks). */
 static bool is_small(const struct staged *s, const gshmem_proxy_desc *d) {
     return d->op != GSHMEM_PROXY_OP_GET && (!has_payload(d->op) || d->size <= s->pack_put);
 }
@@ -312,7 +322,7 @@ static int pump_small(gshmemi_proxy *x, op_rec *r) {
     if (!b) return -FI_EAGAIN;   /* a response will give a credit back */
     sop *o = (sop *)(b->data + HDR + b->used);
     *o = (sop){.op_id = op_id_of(r), .addr = d->raddr, .operand = d->laddr, .compare = d->compare,
-               .size = (uint32_t)d->size, .op = d->op, .amo = d->amo};
+               .size = (uint32_t)d->size, .op = d->op, .amo = d->amo, .fetch = amo_fetches(d)};
     if (has_payload(d->op)) {
         o->operand = d->sig_value;
         o->compare = d->sig_addr;
@@ -567,7 +577,7 @@ static int apply_small(gshmemi_proxy *x, const sop *o, const uint8_t *payload, u
                                           : x->p.mem.copy_from(x->p.mem.ctx, value, a, o->size);
     case GSHMEM_PROXY_OP_AMO:
         if (!word_ok(x, o->addr, o->size) || o->amo >= GSHMEM_PROXY_AMO_COUNT) return GSHMEM_ERR_INVALID_ARG;
-        return x->p.mem.atomic(x->p.mem.ctx, a, o->amo, o->size, o->operand, o->compare, value);
+        return x->p.mem.atomic(x->p.mem.ctx, a, o->amo, o->size, o->operand, o->compare, o->fetch ? value : NULL);
     case GSHMEM_PROXY_OP_SIGNAL:
         if (!word_ok(x, o->addr, 8) || o->amo > GSHMEM_PROXY_SIG_ADD) return GSHMEM_ERR_INVALID_ARG;
         return signal_op(x, o->addr, o->amo, o->operand);
