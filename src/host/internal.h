@@ -318,9 +318,6 @@ struct gshmemi_team;
 /* The host copy of a team's device entry if `team` is valid on this PE and this PE is a
  * member; else prints "<call>: ..." and returns NULL. */
 const struct gshmemi_team *gshmemi_team_lookup(int team, const char *call);
-/* Host get that reaches every PE (load/store copy or the remote transport); ends the job on
- * failure (rma.c). */
-void gshmemi_host_getmem(void *dest, const void *src, size_t n, int pe);
 
 /* ---- host RMA helpers (rma.c, amo.c, wait.c) ------------------------------------------ */
 /* Validates (call, pe, symmetric range [sym, sym+n)) and returns where this PE reaches
