@@ -1,4 +1,4 @@
-// Collective kernels of teams whose members span nodes (gshmem/device/coll_xnode.h): built
+// Collective kernels of teams whose members span nodes (gshmem/device/coll/xnode.h): built
 // with device calls to other nodes (GSHMEM_REMOTE=1, src/meson.build), one block each (the
 // network, not the SMs, bounds them). This file holds the movers; coll_xnode_reduce.cu, built
 // once per storage type like coll_reduce.cu, the reductions.

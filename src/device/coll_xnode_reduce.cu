@@ -1,4 +1,4 @@
-// Reduction kernels of teams whose members span nodes (gshmem/device/coll_xnode.h), for one
+// Reduction kernels of teams whose members span nodes (gshmem/device/coll/xnode.h), for one
 // element type: built once per storage type (-DGSHMEMI_REDUCE_T=... -DGSHMEMI_REDUCE_NAME=...)
 // with device calls to other nodes (GSHMEM_REMOTE=1), one kernel per operator.
 #include <type_traits>

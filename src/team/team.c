@@ -11,7 +11,7 @@
  * signals in it.
  *
  * Teams whose members span nodes (some member reached only through a remote transport) take
- * the cross-node collectives (gshmem/device/coll_xnode.h); each member gets a landing buffer
+ * the cross-node collectives (gshmem/device/coll/xnode.h); each member gets a landing buffer
  * for data read from other nodes: device memory of its own (nobody else addresses it, so it
  * need not be symmetric and is made without a collective), GSHMEM_COLL_XNODE_BYTES. */
 #include <cuda_runtime.h>

@@ -17,8 +17,9 @@
 #ifndef GSHMEM_DEVICE_COLL_XNODE_H
 #define GSHMEM_DEVICE_COLL_XNODE_H
 
-#include "team.h"
-#include "rma.h"
+#include "../rma.h"
+#include "reduce.h"
+#include "move.h"
 
 /* Whether member j is reached by load/store (else through the proxy). */
 GSHMEMI_DEV bool gshmemi_xnode_local(const gshmemi_team *t, int j) {
