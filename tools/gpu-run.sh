@@ -183,7 +183,7 @@ if [ "$what" = all ] || [ "$what" = remote ]; then
   # between two processes on the same provider and interface (host memory).
   # REMOTE_PARTS picks the parts (default all, in this order); REMOTE_BW_ARGS the bandwidth sizes
   # (small transfers are one descriptor each: 1 KiB .. 64 KiB take minutes at tcp's op rate)
-  parts=${REMOTE_PARTS:-fabric atomics bandwidth split latency}
+  parts=${REMOTE_PARTS:-fabric atomics bandwidth split coll latency}
   has() { [[ " $parts " == *" $1 "* ]]; }
   echo "== remote: 2 PEs as 2 nodes on one GPU (proxy, tcp;ofi_rxm on lo) beside raw libfabric ($parts) =="
   if [ -x $B/bench/fabric_baseline ]; then
@@ -199,6 +199,10 @@ if [ "$what" = all ] || [ "$what" = remote ]; then
       2>&1 | grep -E "one-way|requests sent" | tee "$L/remote-split.log"
     has split && [ -x $B/tests/gpu/test_channel ] && timeout 100 $B/tests/gpu/test_channel 2>&1 | grep -E "round trip|drain" \
       | tee -a "$L/remote-split.log"
+    # collectives across nodes: 4 PEs as 2 nodes x 2 (WORLD spans them), the link's put
+    # bandwidth in the same job
+    has coll && timeout 200 $B/tools/gshmrun -n 4 --nodes 2 -t 190 $B/bench/collectives --max 16M \
+      --csv "$L/remote-collectives.csv" 2>&1 | tee "$L/remote-collectives.log"
     has latency && timeout 200 $B/tools/gshmrun -n 2 --nodes 2 -t 190 $B/bench/latency_remote --iters 200 2>&1 | tee "$L/remote-latency.log"
     unset GSHMEM_FABRIC_IFACE GSHMEM_FABRIC_PROVIDER
   else
