@@ -151,6 +151,14 @@ if [ -x "$B/tests/gpu/test_channel" ]; then
   run test_coll_remote_2x2 500 env GSHMEM_COLL_XNODE_BYTES=8K "$RUN" -n 4 --nodes 2 -t 480 "$B/tests/gpu/test_coll_remote"
   run test_coll_remote_2x4 500 "$RUN" -n 8 --nodes 2 -t 480 "$B/tests/gpu/test_coll_remote" --quick
   run test_coll_remote_4x2 500 "$RUN" -n 8 --nodes 4 -t 480 "$B/tests/gpu/test_coll_remote" --quick
+  # across nodes, collectives called with different arguments are named (GSHMEM_DEBUG=1), and a
+  # member that dies before a collective ends the job naming it
+  E="$B/tests/gpu/test_errors"
+  for m in tworound kind; do
+    expect_fail coll_mismatch_${m}_2x2 60 'called a different collective or passed different arguments' \
+      env GSHMEM_DEBUG=1 GSHMEM_WAIT_TIMEOUT=10 "$RUN" -n 4 --nodes 2 -t 50 "$E" coll_mismatch_$m
+  done
+  expect_fail coll_die_2x2 60 'PE 3 exited' env GSHMEM_WAIT_TIMEOUT=10 "$RUN" -n 4 --nodes 2 -t 50 "$E" coll_die
   if command -v compute-sanitizer >/dev/null && [ -z "${SKIP_SANITIZER:-}" ]; then
     run memcheck_rma_2nodes 400 "$RUN" -n 2 --nodes 2 -t 390 compute-sanitizer --error-exitcode 9 \
         --print-limit 20 --tool memcheck "$B/tests/gpu/test_rma"
