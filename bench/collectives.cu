@@ -28,6 +28,9 @@
  * call is slow (a trial is kept near 20 ms), agreed across PEs. Each family starts with one
  * untimed round of its first size (set-up, GPU clocks).
  *
+ * Across nodes (gshmrun --nodes K, or PEs on several hosts) WORLD spans nodes, so the rows are
+ * the cross-node algorithms; a line before them gives the link's remote put bandwidth.
+ *
  * usage: collectives [--csv FILE] [--min BYTES] [--max BYTES] [--family NAME] [--no-nccl]
  *   --csv FILE: rows lib,family,npes,bytes,us,GBps (rank 0)
  *   --min/--max BYTES: smallest/largest size (default 8 B / 256 MiB)
@@ -294,6 +297,34 @@ static float time_calls(int lib, int fam, size_t n, int iters, cudaGraphExec_t g
     return median(t) * 1e3f / (g ? GRAPH_CALLS : iters);
 }
 
+/* Across nodes (a PE that PE 0 cannot reach by load/store): the remote put bandwidth of the
+ * link, PE 0 to the first such PE, in the same job: 16 MiB on-stream puts, 1 warm-up then 8
+ * timed, completed by an on-stream quiet. The bus bandwidth of the rows compares with it. */
+static void link_bandwidth(void) {
+#ifndef BENCH_NVSHMEM
+    int far = -1;
+    for (int p = 1; p < np && far < 0; p++)
+        if (!gshmem_ptr(bufs[SHMEM].dst, p)) far = p;
+    if (far < 0) return;
+    const size_t n = std::min<size_t>(16u << 20, CAP);
+    const int reps = 8;
+    if (me == 0) {
+        for (int r = 0; r <= reps; r++) {
+            if (r == 1) CK(cudaEventRecord(e0, st));
+            gshmemx_putmem_on_stream(bufs[SHMEM].dst, bufs[SHMEM].src, n, far, st);
+        }
+        gshmemx_quiet_on_stream(st);
+        CK(cudaEventRecord(e1, st));
+        CK(cudaEventSynchronize(e1));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        printf("across nodes: remote put bandwidth of the link, PE 0 -> PE %d (%zu MiB on-stream puts): %.2f GB/s\n",
+               far, n >> 20, (double)n * reps / (ms * 1e-3) / 1e9);
+    }
+    bench_barrier_all();
+#endif
+}
+
 static unsigned next_seed = 1;
 static const float SKIPPED = -1, WRONG = -2;
 /* validate, time, validate again; returns us per call (largest over PEs), SKIPPED (no CUDA
@@ -439,6 +470,7 @@ int main(int argc, char **argv) {
                "and after timing\n",
                BENCH_LIB, np, TRIALS - 1);
 
+    link_bandwidth();
     /* the short families first: a hung incumbent (the job ends) costs only the tail */
     for (int fam : {F_BARRIER, F_GRAPH_EMPTY, F_GRAPH_BARRIER, F_GRAPH_ALLREDUCE, F_ALLREDUCE, F_BROADCAST,
                     F_FCOLLECT, F_ALLTOALL, F_REDUCESCATTER}) {

@@ -1,19 +1,25 @@
 /* ring: each PE puts its number and a small array into the next PE's symmetric buffer from
  * a kernel, then all PEs meet at a barrier and check what the previous PE sent.
- *   gshmrun -n 2 ./ring        or        mpirun -np 2 ./ring */
+ *   gshmrun -n 2 ./ring        or        mpirun -np 2 ./ring
+ *   gshmrun -n 4 --nodes 2 ./ring    (the next PE may be on another node: GSHMEM_REMOTE below) */
 #include <cuda_runtime.h>
 #include <stdio.h>
 
+/* Device calls may reach PEs of other nodes (through the proxy transport): opt in per
+ * translation unit, before the header (docs/api.md, "PEs on other nodes"). */
+#define GSHMEM_REMOTE 1
 #include "gshmem.h"
 
 #define N 1024
 
-__global__ void send_to_next(int *inbox) {
+/* msg: a symmetric buffer (the source of a put to another node must be memory the copy
+ * engines reach: global or heap memory, not shared memory) */
+__global__ void send_to_next(int *inbox, int *msg) {
     int me = gshmem_my_pe(), next = (me + 1) % gshmem_n_pes();
-    __shared__ int msg[N];
     for (int i = threadIdx.x; i < N; i += blockDim.x) msg[i] = me * 1000000 + i;
     __syncthreads();
-    /* the whole block copies the array into the next PE's inbox over NVLink */
+    /* the whole block copies the array into the next PE's inbox: over NVLink on this node,
+     * through the proxy to another node (returns once the data is delivered) */
     gshmemx_int_put_block(inbox, msg, N, next);
 }
 
@@ -21,7 +27,8 @@ int main(void) {
     gshmem_init();
     int me = gshmem_my_pe(), n = gshmem_n_pes(), prev = (me + n - 1) % n;
     int *inbox = (int *)gshmem_calloc(N, sizeof(int));
-    send_to_next<<<1, 256>>>(inbox);
+    int *msg = (int *)gshmem_malloc(N * sizeof(int));
+    send_to_next<<<1, 256>>>(inbox, msg);
     if (cudaDeviceSynchronize() != cudaSuccess) {
         fprintf(stderr, "ring: kernel failed\n");
         return 1;
@@ -39,6 +46,7 @@ int main(void) {
                where.gpu_pes == 1 ? "its own" : where.mps ? "shared under MPS" : "shared, time-sliced",
                prev);
     }
+    gshmem_free(msg);
     gshmem_free(inbox);
     gshmem_finalize();
     return bad != 0;

@@ -181,21 +181,29 @@ if [ "$what" = all ] || [ "$what" = remote ]; then
   # Remote: 2 PEs as 2 nodes of this one machine (GSHMEM_NODES): every byte between them takes
   # the proxy transport (tcp;ofi_rxm over loopback, GPU memory staged), beside raw libfabric
   # between two processes on the same provider and interface (host memory).
-  echo "== remote: 2 PEs as 2 nodes on one GPU (proxy, tcp;ofi_rxm on lo) beside raw libfabric =="
+  # REMOTE_PARTS picks the parts (default all, in this order); REMOTE_BW_ARGS the bandwidth sizes
+  # (small transfers are one descriptor each: 1 KiB .. 64 KiB take minutes at tcp's op rate)
+  parts=${REMOTE_PARTS:-fabric atomics bandwidth split coll latency}
+  has() { [[ " $parts " == *" $1 "* ]]; }
+  echo "== remote: 2 PEs as 2 nodes on one GPU (proxy, tcp;ofi_rxm on lo) beside raw libfabric ($parts) =="
   if [ -x $B/bench/fabric_baseline ]; then
     export GSHMEM_FABRIC_IFACE=lo GSHMEM_FABRIC_PROVIDER='tcp;ofi_rxm'
-    timeout 120 $B/bench/fabric_baseline -p 'tcp;ofi_rxm' -i lo 2>&1 | tee "$L/remote-fabric.log"
+    has fabric && timeout 120 $B/bench/fabric_baseline -p 'tcp;ofi_rxm' -i lo 2>&1 | tee "$L/remote-fabric.log"
     # the rates first (atomics, bandwidth), then the latencies
-    timeout 120 $B/tools/gshmrun -n 2 --nodes 2 -t 110 $B/bench/atomics_remote 2>&1 | tee "$L/remote-atomics.log"
-    timeout 240 $B/tools/gshmrun -n 2 --nodes 2 -t 230 $B/bench/bandwidth_remote --max-size 16M \
-      --csv "$L/remote-bandwidth.csv" 2>&1 | tee "$L/remote-bandwidth.log"
+    has atomics && timeout 120 $B/tools/gshmrun -n 2 --nodes 2 -t 110 $B/bench/atomics_remote 2>&1 | tee "$L/remote-atomics.log"
+    has bandwidth && timeout 240 $B/tools/gshmrun -n 2 --nodes 2 -t 230 $B/bench/bandwidth_remote \
+      ${REMOTE_BW_ARGS:---min-size 64K --max-size 16M} --csv "$L/remote-bandwidth.csv" 2>&1 | tee "$L/remote-bandwidth.log"
     # the time split of p alone: the proxies' counters (GSHMEM_DEBUG=1 prints them at finalize)
     # and the GPU <-> proxy round trip with nothing on the wire (test_channel)
-    GSHMEM_DEBUG=1 timeout 100 $B/tools/gshmrun -n 2 --nodes 2 -t 90 $B/bench/latency_remote --iters 200 --p-only \
+    has split && GSHMEM_DEBUG=1 timeout 100 $B/tools/gshmrun -n 2 --nodes 2 -t 90 $B/bench/latency_remote --iters 200 --p-only \
       2>&1 | grep -E "one-way|requests sent" | tee "$L/remote-split.log"
-    [ -x $B/tests/gpu/test_channel ] && timeout 100 $B/tests/gpu/test_channel 2>&1 | grep -E "round trip|drain" \
+    has split && [ -x $B/tests/gpu/test_channel ] && timeout 100 $B/tests/gpu/test_channel 2>&1 | grep -E "round trip|drain" \
       | tee -a "$L/remote-split.log"
-    timeout 200 $B/tools/gshmrun -n 2 --nodes 2 -t 190 $B/bench/latency_remote --iters 200 2>&1 | tee "$L/remote-latency.log"
+    # collectives across nodes: 4 PEs as 2 nodes x 2 (WORLD spans them), the link's put
+    # bandwidth in the same job
+    has coll && timeout 200 $B/tools/gshmrun -n 4 --nodes 2 -t 190 $B/bench/collectives --max 16M \
+      --csv "$L/remote-collectives.csv" 2>&1 | tee "$L/remote-collectives.log"
+    has latency && timeout 200 $B/tools/gshmrun -n 2 --nodes 2 -t 190 $B/bench/latency_remote --iters 200 2>&1 | tee "$L/remote-latency.log"
     unset GSHMEM_FABRIC_IFACE GSHMEM_FABRIC_PROVIDER
   else
     echo "no fabric_baseline: this build has no libfabric"

@@ -192,6 +192,10 @@ typedef int32_t gshmem_team_t;
 #define GSHMEM_TEAM_INVALID ((gshmem_team_t)-1)
 #define GSHMEM_TEAM_WORLD ((gshmem_team_t)0)
 #define GSHMEM_TEAM_SHARED ((gshmem_team_t)1)
+/* The PEs of this node (as GSHMEM_TEAM_SHARED: every PE of a node is reached by load/store),
+ * and the PEs with this PE's index within its node, one per node (NVSHMEM's names). */
+#define GSHMEMX_TEAM_NODE ((gshmem_team_t)2)
+#define GSHMEMX_TEAM_SAME_MYPE_NODE ((gshmem_team_t)3)
 #define GSHMEM_TEAM_NUM_CONTEXTS (1L << 0)
 typedef struct gshmem_team_config {
     int num_contexts;               /* kept and returned; gshmem has no contexts */

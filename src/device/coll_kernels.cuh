@@ -25,6 +25,14 @@ extern "C" {
                                                 int nch, int threads);
 GSHMEMI_REDUCE_STORAGE_TYPES(GSHMEMI_DECLARE_REDUCE)
 #undef GSHMEMI_DECLARE_REDUCE
+#define GSHMEMI_DECLARE_XNODE_REDUCE(KIND, T, NAME)                                          \
+    extern "C" int gshmemi_launch_xnode_reduce_##NAME(int op, void *stream, const void *te, int what, \
+                                                      int team, void *dest, const void *src, size_t n);
+GSHMEMI_REDUCE_STORAGE_TYPES(GSHMEMI_DECLARE_XNODE_REDUCE)
+#undef GSHMEMI_DECLARE_XNODE_REDUCE
+
+// Threads of the one-block kernels of teams across nodes (coll_xnode*.cu).
+#define GSHMEMI_XNODE_THREADS 512
 
 __device__ static const char *gshmemi_reduce_name(int what) {
     switch (what) {
@@ -41,7 +49,7 @@ __device__ static const char *gshmemi_reduce_name(int what) {
 // kernels' __launch_bounds__ (GSHMEM_COLL_THREADS sizes the two-round kernels): an 8-byte call
 // runs one warp, whose block barriers are nearly free.
 static const size_t ONESHOT_MAX_THREADS = 512;
-static int oneshot_threads(size_t pairs) {
+static inline int oneshot_threads(size_t pairs) {
     size_t want = (pairs + 31) / 32 * 32;
     return (int)(want < ONESHOT_MAX_THREADS ? want : ONESHOT_MAX_THREADS);
 }

@@ -309,6 +309,49 @@ void gshmemi_heap_finalize(gshmemi_state *s) {
     memset(h, 0, sizeof *h);
 }
 
+/* ---- device memory of this PE alone ----------------------------------------------------- */
+/* Made like the heap's chunks, outside the heap: VMM memory mapped for this GPU, which every
+ * CUDA context of the process on it reaches (the proxy's own context places data there). */
+gshmemi_status gshmemi_local_mem_alloc(gshmemi_state *s, size_t size, gshmemi_local_mem *m, const char *call) {
+    CUmemAllocationProp prop = chunk_prop(s->heap.cu_device);
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
+    size_t g = 0;
+    GSHMEMI_CU(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    memset(m, 0, sizeof *m);
+    uint64_t bytes = round_up(size ? size : 1, g);
+    CUmemGenericAllocationHandle handle;
+    CUresult r = cuMemCreate(&handle, bytes, &prop, 0);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+        gshmemi_error("%s on PE %d: no GPU memory left for %llu bytes", call, s->mype, (unsigned long long)bytes);
+        return GSHMEM_ERR_NO_MEMORY;
+    }
+    GSHMEMI_CU(r);
+    CUdeviceptr va = 0;
+    r = cuMemAddressReserve(&va, bytes, 0, 0, 0);
+    if (r == CUDA_SUCCESS) {
+        r = cuMemMap(va, bytes, 0, handle, 0);
+        if (r != CUDA_SUCCESS) cuMemAddressFree(va, bytes);
+    }
+    if (r != CUDA_SUCCESS) {
+        cuMemRelease(handle);
+        GSHMEMI_CU(r);
+    }
+    CUmemAccessDesc acc = {.location = prop.location, .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    r = cuMemSetAccess(va, bytes, &acc, 1);
+    *m = (gshmemi_local_mem){.ptr = (void *)va, .size = bytes, .handle = (unsigned long long)handle};
+    if (r != CUDA_SUCCESS) gshmemi_local_mem_free(m);
+    GSHMEMI_CU(r);
+    return GSHMEM_SUCCESS;
+}
+
+void gshmemi_local_mem_free(gshmemi_local_mem *m) {
+    if (!m->ptr) return;
+    cuMemUnmap((CUdeviceptr)m->ptr, m->size);
+    cuMemAddressFree((CUdeviceptr)m->ptr, m->size);
+    cuMemRelease((CUmemGenericAllocationHandle)m->handle);
+    memset(m, 0, sizeof *m);
+}
+
 /* ---- public heap API ------------------------------------------------------------------ */
 #include "gshmem.h"
 

@@ -232,6 +232,15 @@ gshmemi_status gshmemi_heap_alloc(gshmemi_state *s, size_t size, size_t align, b
                                   void **out, const char *call);
 gshmemi_status gshmemi_heap_free(gshmemi_state *s, void *ptr, const char *call);
 void gshmemi_heap_finalize(gshmemi_state *s);
+/* Device memory of this PE alone (not symmetric, outside the heap), reachable from every CUDA
+ * context of the process on its GPU (heap.c). */
+typedef struct gshmemi_local_mem {
+    void *ptr;
+    uint64_t size;
+    unsigned long long handle;
+} gshmemi_local_mem;
+gshmemi_status gshmemi_local_mem_alloc(gshmemi_state *s, size_t size, gshmemi_local_mem *m, const char *call);
+void gshmemi_local_mem_free(gshmemi_local_mem *m);
 static inline bool gshmemi_heap_contains(const gshmemi_heap *h, const void *p) {
     return (const char *)p >= h->base && (const char *)p < h->base + h->mapped;
 }
@@ -291,6 +300,11 @@ int gshmemi_launch_local_copy(void *stream, void *dest, const void *src, size_t 
                               int threads);
 int gshmemi_launch_reduce(void *stream, const void *team_entry, int what, int op, int type_code,
                           int team, void *dest, const void *src, size_t n, int nch, int threads);
+/* The collectives of a team whose members span nodes (coll_xnode*.cu): one block each. */
+int gshmemi_launch_xnode_move(void *stream, const void *team_entry, int what, int team, void *dest,
+                              const void *src, size_t n, size_t es, int root, ptrdiff_t dst, ptrdiff_t sst);
+int gshmemi_launch_xnode_reduce(void *stream, const void *team_entry, int what, int op, int type_code,
+                                int team, void *dest, const void *src, size_t n);
 #ifdef __cplusplus
 }
 #endif
@@ -304,7 +318,6 @@ struct gshmemi_team;
 /* The host copy of a team's device entry if `team` is valid on this PE and this PE is a
  * member; else prints "<call>: ..." and returns NULL. */
 const struct gshmemi_team *gshmemi_team_lookup(int team, const char *call);
-int gshmemi_team_check_ls(int team, const char *call);
 
 /* ---- host RMA helpers (rma.c, amo.c, wait.c) ------------------------------------------ */
 /* Validates (call, pe, symmetric range [sym, sym+n)) and returns where this PE reaches

@@ -145,7 +145,7 @@ int gshmemi_host_move(int what, gshmem_team_t team, void *dest, const void *src,
                       size_t es, int root, ptrdiff_t dst, ptrdiff_t sst,
                       gshmemx_stream_t stream, int blocking, const char *call) {
     const gshmemi_team *t = gshmemi_team_lookup(team, call);
-    if (!t || gshmemi_team_check_ls(team, call)) return GSHMEM_ERR_INVALID_ARG;
+    if (!t) return GSHMEM_ERR_INVALID_ARG;
     size_t m = (size_t)t->size, nb = nelems * es;
     size_t dbytes = 0, sbytes = 0, total = 0;
     switch (what) {
@@ -176,6 +176,9 @@ int gshmemi_host_move(int what, gshmem_team_t team, void *dest, const void *src,
     }
     if (check_buf(call, "dest", dest, dbytes) || check_buf(call, "source", src, sbytes))
         return GSHMEM_ERR_INVALID_ARG;
+    if (t->remote)   /* members on other nodes: one block, reads between team rounds */
+        return finish(gshmemi_launch_xnode_move(blocking ? gshmemi_g.stream : (void *)stream, t, what, team,
+                                                dest, src, nelems, es, root, dst, sst), blocking, call);
     int nch = what == GSHMEMI_MOVE_COLLECT ? gshmemi_place_cap_blocks(COLLECT_CHANNELS)
               : channels(t, nb, nb, 16, total, what != GSHMEMI_MOVE_ALLTOALLS, MOVE_CHANNELS);
     void *st = blocking ? gshmemi_g.stream : (void *)stream;
@@ -190,7 +193,7 @@ int gshmemi_host_reduce(int what, int op, int type_code, gshmem_team_t team, voi
                         const void *src, size_t nelems, gshmemx_stream_t stream, int blocking,
                         const char *call) {
     const gshmemi_team *t = gshmemi_team_lookup(team, call);
-    if (!t || gshmemi_team_check_ls(team, call)) return GSHMEM_ERR_INVALID_ARG;
+    if (!t) return GSHMEM_ERR_INVALID_ARG;
     size_t es = (size_t)(type_code & 15), m = (size_t)t->size, nb = nelems * es;
     size_t sbytes = what == GSHMEMI_COLL_REDUCESCATTER ? nb * m : nb;
     if (check_buf(call, "dest", dest, nb) || check_buf(call, "source", src, sbytes))
@@ -202,6 +205,9 @@ int gshmemi_host_reduce(int what, int op, int type_code, gshmem_team_t team, voi
                                                          : " without being the same array");
         return GSHMEM_ERR_INVALID_ARG;
     }
+    if (t->remote)
+        return finish(gshmemi_launch_xnode_reduce(blocking ? gshmemi_g.stream : (void *)stream, t, what, op,
+                                                  type_code, team, dest, src, nelems), blocking, call);
     /* two-round traffic per PE: reads and writes of about 2 * nb (reduce-scatter: nb * m) */
     size_t total = what == GSHMEMI_COLL_REDUCESCATTER ? nb * m : 2 * nb;
     int nch = channels(t, nb, nelems, 16 / es, total, true, REDUCE_CHANNELS);

@@ -1,5 +1,5 @@
-/* Teams: GSHMEM_TEAM_WORLD, GSHMEM_TEAM_SHARED, split_strided, split_2d, translate,
- * get_config, destroy. A team handle is the index of its slot in the team pool; the pool is
+/* Teams: GSHMEM_TEAM_WORLD, GSHMEM_TEAM_SHARED, GSHMEMX_TEAM_NODE,
+ * GSHMEMX_TEAM_SAME_MYPE_NODE, split_strided, split_2d, translate, get_config, destroy. A team handle is the index of its slot in the team pool; the pool is
  * one symmetric allocation of GSHMEM_TEAMS_MAX slots of flags (layout in
  * gshmem/device/state.h), made at init, so creating a team allocates nothing collectively.
  *
@@ -8,7 +8,12 @@
  * member, syncs again, and takes the lowest slot free on all of them. Disjoint teams may
  * share a slot: a slot's flags on a PE are only ever written by members of that PE's team in
  * that slot. The new members zero their slot and the parent syncs a third time before anyone
- * signals in it. */
+ * signals in it.
+ *
+ * Teams whose members span nodes (some member reached only through a remote transport) take
+ * the cross-node collectives (gshmem/device/coll/xnode.h); each member gets a landing buffer
+ * for data read from other nodes: device memory of its own (nobody else addresses it, so it
+ * need not be symmetric and is made without a collective), GSHMEM_COLL_XNODE_BYTES. */
 #include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +30,7 @@ typedef struct host_team {
     long cfg_mask;
     int32_t *h_pes, *d_pes;        /* member list (TEAM_SHARED on a non-contiguous node) */
     int unreachable;               /* a member not reachable by load/store, or -1 */
+    gshmemi_local_mem xtmp;        /* landing buffer (teams across nodes) */
     const char *made_by;
 } host_team;
 
@@ -37,6 +43,9 @@ static struct {
     uint64_t *used_h;              /* host mirror of my bitmap */
     int words;                     /* bitmap words */
 } T;
+
+/* WORLD, SHARED, NODE, SAME_MYPE_NODE: made at init, never destroyed */
+#define PREDEFINED 4
 
 #define C_ GSHMEMI_MAX_CHANNELS
 
@@ -63,6 +72,18 @@ static gshmemi_status set_used(gshmemi_state *s, int slot, bool on) {
     else T.used_h[slot >> 6] &= ~bit;
     GSHMEMI_CUDA(cudaMemcpyAsync(T.used + (slot >> 6), T.used_h + (slot >> 6), sizeof(uint64_t),
                                  cudaMemcpyHostToDevice, (cudaStream_t)s->stream));
+    return GSHMEM_SUCCESS;
+}
+
+/* The landing buffer of a team that spans nodes. */
+static gshmemi_status take_xtmp(gshmemi_state *s, host_team *t, const char *call) {
+    /* at least one 16-byte slot per member; the chunks are what was asked for (the
+       allocation rounds up to the VMM granularity), so a small setting makes small chunks */
+    uint64_t want = gshmemi_cfg.COLL_XNODE_BYTES / 16 * 16, least = 16 * (uint64_t)t->d.size;
+    if (want < least) want = least;
+    GSHMEMI_CHECK(gshmemi_local_mem_alloc(s, want, &t->xtmp, call));
+    t->d.xtmp = t->xtmp.ptr;
+    t->d.xtmp_bytes = want;
     return GSHMEM_SUCCESS;
 }
 
@@ -93,15 +114,44 @@ static gshmemi_status fill_slot(gshmemi_state *s, int slot, int start, int strid
         t->d.pes = t->d_pes;
     }
     t->unreachable = -1;
-    for (int i = 0; i < size && t->unreachable < 0; i++)
-        if (s->pe_slot[team_pe(t, i)] < 0) t->unreachable = team_pe(t, i);
+    for (int i = 0; i < size; i++)
+        if (s->pe_slot[team_pe(t, i)] < 0) {
+            if (t->unreachable < 0) t->unreachable = team_pe(t, i);
+            t->d.remote++;
+        }
+    if (t->d.remote && me >= 0) return take_xtmp(s, t, made_by);
     return GSHMEM_SUCCESS;
+}
+
+/* SAME_MYPE_NODE: the PE of each node whose local index is mine (nodes without one have no
+ * member), in node order; strided when nodes are consecutive blocks of one size. */
+static gshmemi_status same_mype_node(gshmemi_state *s) {
+    const gshmemi_bootstrap *b = &s->boot;
+    int32_t *list = malloc((size_t)b->n_nodes * sizeof *list);
+    if (!list) return GSHMEM_ERR_NO_MEMORY;
+    int size = 0, me = -1;
+    for (int n = 0; n < b->n_nodes; n++)
+        for (int pe = 0; pe < s->npes; pe++)
+            if (b->node_of[pe] == n && b->local_rank_of[pe] == b->local_rank) {
+                if (pe == s->mype) me = size;
+                list[size++] = pe;
+                break;
+            }
+    int stride = size > 1 ? list[1] - list[0] : 1;
+    bool strided = stride >= 1;
+    for (int i = 1; i < size; i++)
+        if (list[i] != list[0] + i * stride) strided = false;
+    gshmemi_status st = fill_slot(s, GSHMEMX_TEAM_SAME_MYPE_NODE, list[0], strided ? stride : 1, size, me,
+                                  strided ? NULL : list, -1, "gshmem_init");
+    if (strided) free(list);   /* else the slot owns it */
+    return st;
 }
 
 gshmemi_status gshmemi_teams_init(gshmemi_state *s) {
     int max = gshmemi_cfg.TEAMS_MAX;
-    if (max < 2) {
-        gshmemi_error("GSHMEM_TEAMS_MAX=%d: at least 2 (TEAM_WORLD and TEAM_SHARED) are needed", max);
+    if (max < PREDEFINED) {
+        gshmemi_error("GSHMEM_TEAMS_MAX=%d: at least %d (TEAM_WORLD, TEAM_SHARED, TEAM_NODE, "
+                      "TEAM_SAME_MYPE_NODE) are needed", max, PREDEFINED);
         return GSHMEM_ERR_INVALID_ARG;
     }
     s->teams_max = max;
@@ -143,7 +193,14 @@ gshmemi_status gshmemi_teams_init(gshmemi_state *s) {
         if (list[i] != list[0] + i) strided = false;
     GSHMEMI_CHECK(fill_slot(s, GSHMEM_TEAM_SHARED, list[0], 1, b->local_size, b->local_rank,
                             strided ? NULL : list, -1, "gshmem_init"));
+    /* NODE: the same members, a slot (flags) of its own */
+    int32_t *copy = strided ? NULL : malloc((size_t)b->local_size * sizeof *copy);
+    if (!strided && !copy) return GSHMEM_ERR_NO_MEMORY;
+    if (copy) memcpy(copy, list, (size_t)b->local_size * sizeof *copy);
+    GSHMEMI_CHECK(fill_slot(s, GSHMEMX_TEAM_NODE, list[0], 1, b->local_size, b->local_rank, copy, -1,
+                            "gshmem_init"));
     if (strided) free(list);
+    GSHMEMI_CHECK(same_mype_node(s));
     /* one-shot scratch of the predefined teams (collective: every PE allocates both) */
     if (sb) {
         /* [2 parities][npes senders][sb] LL messages */
@@ -163,17 +220,17 @@ gshmemi_status gshmemi_teams_init(gshmemi_state *s) {
         T.tab[1].d.scratch = p;
         T.tab[1].d.scratch_bytes = sb;
     }
-    GSHMEMI_CHECK(publish(s, 0));
-    GSHMEMI_CHECK(publish(s, 1));
-    GSHMEMI_CHECK(set_used(s, 0, true));
-    GSHMEMI_CHECK(set_used(s, 1, true));
+    for (int i = 0; i < PREDEFINED; i++) {
+        GSHMEMI_CHECK(publish(s, i));
+        GSHMEMI_CHECK(set_used(s, i, true));
+    }
     return sync_stream(s, "gshmem_init");
 }
 
 void gshmemi_teams_finalize(gshmemi_state *s) {
     if (!T.tab) return;
     int leaked = 0;
-    for (int i = 2; i < s->teams_max; i++) {
+    for (int i = PREDEFINED; i < s->teams_max; i++) {
         host_team *t = &T.tab[i];
         if (t->d.size <= 0) continue;
         if (leaked++ < 8)
@@ -185,6 +242,7 @@ void gshmemi_teams_finalize(gshmemi_state *s) {
     for (int i = 0; i < s->teams_max; i++) {
         if (T.tab[i].d_pes) cudaFree(T.tab[i].d_pes);
         free(T.tab[i].h_pes);
+        gshmemi_local_mem_free(&T.tab[i].xtmp);
     }
     cudaFree(T.d_tab);
     free(T.tab);
@@ -197,21 +255,6 @@ static host_team *valid_team(int team) {
     if (!s->initialized || team < 0 || team >= s->teams_max) return NULL;
     host_team *t = &T.tab[team];
     return t->d.size > 0 ? t : NULL;
-}
-
-/* Collectives move data by load/store: every member must be reachable that way (found once,
- * when the team is made). Checked on the host before each on-stream or blocking collective
- * (the one-shot kernels rely on it). */
-int gshmemi_team_check_ls(int team, const char *call) {
-    host_team *t = valid_team(team);
-    if (!t) return GSHMEM_ERR_INVALID_ARG;
-    if (t->unreachable >= 0) {
-        gshmemi_error("%s: team %d member PE %d is not reachable by load/store from PE %d; "
-                      "collectives over remote transports are not built in", call, team,
-                      t->unreachable, gshmemi_g.mype);
-        return GSHMEM_ERR_INVALID_ARG;
-    }
-    return 0;
 }
 
 const gshmemi_team *gshmemi_team_lookup(int team, const char *call) {
@@ -273,17 +316,16 @@ static gshmemi_status agree_slots(gshmemi_state *s, host_team *parent, int pidx,
     uint64_t *all = calloc((size_t)T.words, sizeof *all), *w = malloc(bytes);
     if (!all || !w) { free(all); free(w); return GSHMEM_ERR_NO_MEMORY; }
     gshmemi_status st = host_sync(s, pidx, call);
+    /* every member's bitmap: a copy from a PE of this node, a get through the remote
+       transport from another node (gshmemi_host_getmem routes; it ends the job on failure) */
     for (int i = 0; st == GSHMEM_SUCCESS && i < parent->d.size; i++) {
-        char *src = gshmemi_host_peer_addr(call, T.used, bytes, team_pe(parent, i), "team bitmap");
-        int err = (int)cudaMemcpyAsync(w, src, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)s->stream);
-        if (!err) err = (int)cudaStreamSynchronize((cudaStream_t)s->stream);
-        st = gshmemi_cuda_check(err, "cudaMemcpy(team bitmap)", __FILE__, __LINE__);
-        for (int q = 0; st == GSHMEM_SUCCESS && q < T.words; q++) all[q] |= w[q];
+        gshmemi_host_getmem(w, T.used, bytes, team_pe(parent, i));
+        for (int q = 0; q < T.words; q++) all[q] |= w[q];
     }
     /* nobody marks a slot before every member has read every bitmap */
     if (st == GSHMEM_SUCCESS) st = host_sync(s, pidx, call);
     int got = 0;
-    for (int i = 2; st == GSHMEM_SUCCESS && i < s->teams_max && got < k; i++)
+    for (int i = PREDEFINED; st == GSHMEM_SUCCESS && i < s->teams_max && got < k; i++)
         if (!(all[i >> 6] >> (i & 63) & 1)) out[got++] = i;
     free(all);
     free(w);
@@ -409,8 +451,9 @@ int gshmem_team_split_2d(gshmem_team_t parent, int xrange,
 void gshmem_team_destroy(gshmem_team_t team) {
     const char *call = "gshmem_team_destroy";
     gshmemi_state *s = &gshmemi_g;
-    if (team == GSHMEM_TEAM_WORLD || team == GSHMEM_TEAM_SHARED) {
-        gshmemi_error("%s: GSHMEM_TEAM_WORLD and GSHMEM_TEAM_SHARED cannot be destroyed; ignored", call);
+    if (team >= 0 && team < PREDEFINED) {
+        gshmemi_error("%s: the predefined teams (GSHMEM_TEAM_WORLD, GSHMEM_TEAM_SHARED, GSHMEMX_TEAM_NODE, "
+                      "GSHMEMX_TEAM_SAME_MYPE_NODE) cannot be destroyed; ignored", call);
         return;
     }
     if (team == GSHMEM_TEAM_INVALID) return;  /* what a non-member got from a split */
@@ -420,6 +463,7 @@ void gshmem_team_destroy(gshmem_team_t team) {
     host_team *t = &T.tab[team];
     if (t->d_pes) cudaFree(t->d_pes);
     free(t->h_pes);
+    gshmemi_local_mem_free(&t->xtmp);
     memset(t, 0, sizeof *t);
     if (publish(s, team) != GSHMEM_SUCCESS || set_used(s, team, false) != GSHMEM_SUCCESS ||
         sync_stream(s, call) != GSHMEM_SUCCESS)

@@ -143,6 +143,22 @@ if [ -x "$B/tests/gpu/test_channel" ]; then
     run "${t}_2nodes" 300 "$RUN" -n 2 --nodes 2 -t 280 "$B/tests/gpu/$t"
     run "${t}_2x2" 300 "$RUN" -n 4 --nodes 2 -t 280 "$B/tests/gpu/$t"
   done
+  # collectives on teams across nodes (every form: test_coll_remote's device forms reach other
+  # nodes): 4 PEs as 2 nodes x 2, 8 PEs as 2 x 4 and as 4 x 2
+  run ring_2nodes 60 "$RUN" -n 2 --nodes 2 -t 50 "$B/examples/ring"
+  run ring_2x2 60 "$RUN" -n 4 --nodes 2 -t 50 "$B/examples/ring"
+  # (small landing buffers: 2 KiB chunks per member, so every size past 256 elements takes chunks)
+  run test_coll_remote_2x2 500 env GSHMEM_COLL_XNODE_BYTES=8K "$RUN" -n 4 --nodes 2 -t 480 "$B/tests/gpu/test_coll_remote"
+  run test_coll_remote_2x4 500 "$RUN" -n 8 --nodes 2 -t 480 "$B/tests/gpu/test_coll_remote" --quick
+  run test_coll_remote_4x2 500 "$RUN" -n 8 --nodes 4 -t 480 "$B/tests/gpu/test_coll_remote" --quick
+  # across nodes, collectives called with different arguments are named (GSHMEM_DEBUG=1), and a
+  # member that dies before a collective ends the job naming it
+  E="$B/tests/gpu/test_errors"
+  for m in tworound kind; do
+    expect_fail coll_mismatch_${m}_2x2 60 'called a different collective or passed different arguments' \
+      env GSHMEM_DEBUG=1 GSHMEM_WAIT_TIMEOUT=10 "$RUN" -n 4 --nodes 2 -t 50 "$E" coll_mismatch_$m
+  done
+  expect_fail coll_die_2x2 60 'PE 3 exited' env GSHMEM_WAIT_TIMEOUT=10 "$RUN" -n 4 --nodes 2 -t 50 "$E" coll_die
   if command -v compute-sanitizer >/dev/null && [ -z "${SKIP_SANITIZER:-}" ]; then
     run memcheck_rma_2nodes 400 "$RUN" -n 2 --nodes 2 -t 390 compute-sanitizer --error-exitcode 9 \
         --print-limit 20 --tool memcheck "$B/tests/gpu/test_rma"

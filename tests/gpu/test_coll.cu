@@ -1,7 +1,7 @@
 /* Proves the collectives (docs/collectives.md). Every collective (broadcast, fcollect, collect
  * with per-PE counts, alltoall, alltoalls, <op>_reduce for sum/prod/min/max/and/or/xor,
  * <op>_reducescatter, sum_inscan, sum_exscan, and the byte forms) on every team shape (WORLD,
- * SHARED, the even PEs, PEs 1..n-1, both axes of a 2-D split) in every form: one thread, a warp
+ * SHARED, NODE, SAME_MYPE_NODE, the even PEs, PEs 1..n-1, both axes of a 2-D split) in every form: one thread, a warp
  * and a block in a kernel, on a stream, and blocking from the host. Host forms run over every
  * type of each list (X-macros over gshmem/types.h); the device forms over a representative
  * subset (int, float, int64, uint8, double, half, bytes). Data is random each run (seed
@@ -14,6 +14,9 @@
  * back-to-back in-place reduces alternating two teams with no barrier (host, stream, thread,
  * warp, block); two teams reducing at once on two streams and in two blocks of one kernel; a
  * CUDA graph of 20 on-stream reduces + a kernel + a broadcast replayed 100 times.
+ * Across nodes (gshmrun --nodes K, GSHMEM_NODES): teams whose members span nodes take the
+ * cross-node algorithms; test_coll_remote is this file built with -DGSHMEM_REMOTE=1, whose
+ * device forms reach other nodes too (test_coll's stop with a message there).
  * usage: test_coll [--quick]   (--quick: small sizes, fewer rounds; for compute-sanitizer) */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -331,25 +334,39 @@ template <class T> static bool value_ok(T got, typename acc_of<T>::type want, do
 }
 
 /* ---- team shapes ------------------------------------------------------------------------ */
-enum { SH_WORLD, SH_SHARED, SH_EVEN, SH_TAIL, SH_X, SH_Y, N_SHAPES };
+enum { SH_WORLD, SH_SHARED, SH_EVEN, SH_TAIL, SH_X, SH_Y, SH_NODE, SH_SAME_MYPE, N_SHAPES };
 static const char *shape_name[N_SHAPES] = {"WORLD", "SHARED", "even PEs (split_strided 0,2)",
                                            "PEs 1..n-1 (split_strided 1,1)", "2-D x axis (xrange 2)",
-                                           "2-D y axis (xrange 2)"};
+                                           "2-D y axis (xrange 2)", "NODE", "SAME_MYPE_NODE"};
 static gshmem_team_t shape_team[N_SHAPES];
-static std::vector<int> shared_members;
+
+/* The node of world PE pe as gshmrun --nodes K (GSHMEM_NODES) splits one host: consecutive
+ * PEs, as even as the count allows (src/host/bootstrap.c), and its index within the node. */
+static int g_nodes = 1;
+static int node_of(int pe) {
+    int parts = g_np < g_nodes ? g_np : g_nodes;
+    return (int)((long long)pe * parts / g_np);
+}
+static int local_of(int pe) {
+    int i = 0;
+    for (int p = 0; p < pe; p++) i += node_of(p) == node_of(pe);
+    return i;
+}
 
 /* The world PEs of the team of shape `sh` that world PE `pe` belongs to (empty: none). */
 static std::vector<int> group_of(int sh, int pe) {
     std::vector<int> g;
     switch (sh) {
     case SH_WORLD: for (int p = 0; p < g_np; p++) g.push_back(p); break;
-    case SH_SHARED:
-        for (int p : shared_members) if (p == pe) return shared_members;
-        break;
     case SH_EVEN: if (pe % 2 == 0) for (int p = 0; p < g_np; p += 2) g.push_back(p); break;
     case SH_TAIL: if (pe >= 1) for (int p = 1; p < g_np; p++) g.push_back(p); break;
     case SH_X: for (int p = pe / 2 * 2; p < pe / 2 * 2 + 2 && p < g_np; p++) g.push_back(p); break;
     case SH_Y: for (int p = pe % 2; p < g_np; p += 2) g.push_back(p); break;
+    case SH_SHARED:   /* the PEs of the node, as NODE */
+    case SH_NODE:
+        for (int p = 0; p < g_np; p++) if (node_of(p) == node_of(pe)) g.push_back(p);
+        break;
+    case SH_SAME_MYPE: for (int p = 0; p < g_np; p++) if (local_of(p) == local_of(pe)) g.push_back(p); break;
     }
     return g;
 }
@@ -358,14 +375,16 @@ static void make_shapes(void) {
     int np = g_np;
     shape_team[SH_WORLD] = GSHMEM_TEAM_WORLD;
     shape_team[SH_SHARED] = GSHMEM_TEAM_SHARED;
+    shape_team[SH_NODE] = GSHMEMX_TEAM_NODE;
+    shape_team[SH_SAME_MYPE] = GSHMEMX_TEAM_SAME_MYPE_NODE;
+    const char *nodes = getenv("GSHMEM_NODES");
+    if (nodes && atoi(nodes) > 1) g_nodes = atoi(nodes);
     int rc = gshmem_team_split_strided(GSHMEM_TEAM_WORLD, 0, 2, (np + 1) / 2, NULL, 0, &shape_team[SH_EVEN]);
     EXPECT(rc == 0, "split_strided(WORLD, 0, 2, %d) returned %d", (np + 1) / 2, rc);
     rc = gshmem_team_split_strided(GSHMEM_TEAM_WORLD, 1, 1, np - 1, NULL, 0, &shape_team[SH_TAIL]);
     EXPECT(rc == 0, "split_strided(WORLD, 1, 1, %d) returned %d", np - 1, rc);
     rc = gshmem_team_split_2d(GSHMEM_TEAM_WORLD, 2, NULL, 0, &shape_team[SH_X], NULL, 0, &shape_team[SH_Y]);
     EXPECT(rc == 0, "split_2d(WORLD, 2) returned %d", rc);
-    int ns = gshmem_team_n_pes(GSHMEM_TEAM_SHARED);
-    for (int i = 0; i < ns; i++) shared_members.push_back(gshmem_team_translate_pe(GSHMEM_TEAM_SHARED, i, GSHMEM_TEAM_WORLD));
     /* the formulas above must agree with the library's view */
     for (int sh = 0; sh < N_SHAPES; sh++) {
         std::vector<int> g = group_of(sh, g_me);
@@ -823,8 +842,15 @@ static void simulate_step(std::vector<std::vector<uint64_t>> &x, int shape, size
 }
 static uint64_t rec_init(uint64_t seed, int pe, size_t k) { return mix(seed + k, pe) >> 3; }
 
+/* In units built with GSHMEM_REMOTE=1 the remote branches cost registers: 640 threads need the
+ * bound (docs/collectives.md). */
+#if GSHMEM_REMOTE
+#define REC_BOUNDS __launch_bounds__(640)
+#else
+#define REC_BOUNDS
+#endif
 template <int S>
-__global__ void rec_kernel(uint64_t *x, size_t n, gshmem_team_t t0, gshmem_team_t t1, int steps, int *status) {
+__global__ void REC_BOUNDS rec_kernel(uint64_t *x, size_t n, gshmem_team_t t0, gshmem_team_t t1, int steps, int *status) {
     int bad = 0;
     for (int s = 0; s < steps; s++) {
         gshmem_team_t t = s & 1 ? t1 : t0;
@@ -1061,14 +1087,14 @@ int main(int argc, char **argv) {
     two_teams(rec, rec + REC_N);
     graph_test(rec, rec + REC_N, rec + 2 * REC_N);
 
-    for (int sh = SH_EVEN; sh < N_SHAPES; sh++)
+    for (int sh = SH_EVEN; sh <= SH_Y; sh++)
         if (shape_team[sh] != GSHMEM_TEAM_INVALID) gshmem_team_destroy(shape_team[sh]);
     gshmem_free(rec);
     gshmem_free(g_dst);
     gshmem_free(g_src);
     cudaFreeHost(g_status);
     cudaStreamDestroy(g_stream);
-    int rc = summary("test_coll");
+    int rc = summary(GSHMEM_REMOTE ? "test_coll_remote" : "test_coll");
     gshmem_finalize();
     return rc;
 }

@@ -1,6 +1,8 @@
 /* Misuse that must end in a clear message and a non-zero status, never a hang, crash or
  * corruption. One mode per run (argv[1]); run_gpu_tests.sh checks the status and the
  * message of each. Exit 0 from a mode means the misuse was NOT caught. */
+#include <unistd.h>
+
 #include "common.h"
 
 __global__ void use_before_init(int *out) { *out = gshmem_my_pe(); }
@@ -82,6 +84,18 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "mismatched_malloc")) {
         void *p = gshmem_malloc(me == 0 ? 4096 : 8192);
         return p ? 0 : 3;
+    }
+    /* a member dies before a collective the others are in (across nodes: their rounds wait
+     * for its signal): the job ends, naming it, within the wait timeout */
+    if (!strcmp(mode, "coll_die")) {
+        size_t n = 1u << 20;
+        float *s = (float *)gshmem_calloc(n, sizeof(float)), *d = (float *)gshmem_calloc(n, sizeof(float));
+        if (!s || !d) return 0;
+        gshmem_barrier_all();
+        if (me == np - 1) _exit(7);
+        int rc = gshmem_float_sum_reduce(GSHMEM_TEAM_WORLD, d, s, n);
+        fprintf(stderr, "coll_die: PE %d's reduce returned %d\n", me, rc);
+        return 0;
     }
     /* with GSHMEM_DEBUG=1: members that call collectives with different arguments are told so
      * (not left to hang or to read each other's buffers wrongly) */

@@ -20,7 +20,7 @@
 #define GSHMEM_REMOTE 0
 #endif
 
-#define GSHMEMI_STATE_LAYOUT 3u
+#define GSHMEMI_STATE_LAYOUT 4u
 
 /* Channels: a collective run by several blocks (the on-stream kernels for large messages)
  * gives each block its own flags and epoch counter, so blocks never wait for each other. */
@@ -50,6 +50,12 @@ typedef struct gshmemi_team {
     char *scratch;                 /* symmetric [2][MAX_CHANNELS-independent][size] buffers of
                                       scratch_bytes each for one-shot collectives, or NULL */
     uint64_t scratch_bytes;
+    int32_t remote;                /* members reached only through a remote transport (other
+                                      nodes): the team takes the cross-node algorithms */
+    int32_t pad0;
+    char *xtmp;                    /* this PE's landing buffer for data of other nodes (heap
+                                      memory, this PE's use alone), when remote */
+    uint64_t xtmp_bytes;
 } gshmemi_team;
 
 typedef struct gshmemi_device_state {

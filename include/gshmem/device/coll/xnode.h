@@ -1,0 +1,231 @@
+/* Collectives on teams whose members span nodes: every member reads what it needs from the
+ * others (gets: load/store from PEs of its node, the proxy from PEs of other nodes) between
+ * team rounds, and never writes another member's memory, so no symmetric scratch is needed.
+ * Data of other nodes lands in the team's landing buffer (`xtmp`, heap memory of this PE
+ * alone) in chunks of xtmp_bytes / size per member. Reductions combine in member order (the
+ * same bits as the one-node paths). Included by coll.h in translation units built with
+ * GSHMEM_REMOTE=1 (the library's on-stream kernels, and user code that opts in); docs/collectives.md
+ * "Across nodes" says which algorithm runs and what it costs.
+ *
+ * Rounds (team.h; across nodes an arrival costs a SIGNAL SET through the proxy, and the leader
+ * quiets the ring first, so a round also completes this PE's earlier gets):
+ *   arrival:    every member's source is ready (written before its arrival, stream or program
+ *               order) and, for collect, its count is in every member's vals;
+ *   middle:     (reduce) every member's block of the result is in its dest;
+ *   completion: every member has finished reading this PE's source and dest, which the caller
+ *               may then overwrite. */
+#ifndef GSHMEM_DEVICE_COLL_XNODE_H
+#define GSHMEM_DEVICE_COLL_XNODE_H
+
+#include "../rma.h"
+#include "reduce.h"
+#include "move.h"
+
+/* Whether member j is reached by load/store (else through the proxy). */
+GSHMEMI_DEV bool gshmemi_xnode_local(const gshmemi_team *t, int j) {
+    return gshmemi_slot_of(&gshmemi_dstate, gshmemi_team_pe(t, j)) >= 0;
+}
+
+/* The group's nbi gets complete: load/store copies by the group's threads (the barrier), the
+ * proxy's by a quiet of the ring (acquire: the landed data is visible to the group after the
+ * second barrier). */
+template <class S> GSHMEMI_DEV void gshmemi_xnode_quiet(const char *call) {
+    S::sync();
+    if (S::rank() == 0) gshmemi_remote_quiet(call);
+    S::sync();
+}
+
+/* A round on channel 0 (the team's only channel across nodes). */
+template <class S> GSHMEMI_DEV void gshmemi_xnode_round(const gshmemi_team *t, const char *call) {
+    S::sync();
+    gshmemi_coll_round<S>(t, 0, call);
+}
+
+/* The arrival round, with the debug signature (GSHMEM_DEBUG >= 1): the leader writes
+ * (collective count, signature) into its cell of every member's sigs (a store, or a p through
+ * the proxy that the round's quiet completes), and checks every member's cell after the round. */
+template <class S>
+GSHMEMI_DEV void gshmemi_xnode_arrive(const gshmemi_team *t, int team, unsigned sig, const char *call) {
+    uint64_t n = 0;
+    if (gshmemi_dstate.debug >= 1 && S::rank() == 0) {
+        n = *(volatile uint64_t *)t->ncoll + 1;
+        *(volatile uint64_t *)t->ncoll = n;
+        uint64_t *cell = t->sigs + (n & 1) * t->size + t->my_idx;
+        for (int j = 0; j < t->size; j++) {
+            int pe = gshmemi_team_pe(t, j);
+            uint64_t *p = gshmemi_peer(cell, pe, 8, call);
+            if (p) gshmemi_st_relaxed(p, (n << 32) | sig);
+            else gshmemi_remote_p(cell, (n << 32) | sig, 8, pe, call);
+        }
+    }
+    gshmemi_xnode_round<S>(t, call);
+    gshmemi_sig_check<S>(t, team, 0, n, sig, call);
+}
+
+static __device__ __noinline__ void gshmemi_xnode_no_tmp(const char *call, int team, int m) {
+    GSHMEMI_DEVICE_FAIL("%s on team %d: the team spans nodes but its landing buffer has no room for "
+                        "its %d members (raise GSHMEM_COLL_XNODE_BYTES)", call, team, m);
+}
+
+/* Elements per member per chunk of the landing buffer (slots of 16-byte multiples). */
+GSHMEMI_DEV size_t gshmemi_xnode_chunk(const gshmemi_team *t, size_t es) {
+    size_t per = t->xtmp_bytes / (size_t)t->size / 16 * 16;
+    return per / es;
+}
+
+/* Inputs of a cross-node combine over elements [c0, c0 + ce): member j's source where it is
+ * reached by load/store, else its landing slot (the q-th member after me in slot q - 1). */
+template <class T> struct gshmemi_in_xnode {
+    const gshmemi_team *t;
+    const T *src, *tmp;
+    size_t c0, ce;
+    __device__ __forceinline__ const T *ptr(int j) const {
+        const int m = t->size, me = t->my_idx;
+        if (gshmemi_xnode_local(t, j)) return gshmemi_at(src, gshmemi_member_off(t, j));
+        int q = j > me ? j - me : j - me + m;
+        return tmp + (size_t)(q - 1) * ce - c0;
+    }
+    __device__ __forceinline__ bool aligned16() const { return ((uintptr_t)src & 15) == 0; }
+};
+
+/* Gets [c0, c1) of every remote member j < upto's `from` (a symmetric array, element base
+ * `base` on every member) into its landing slot; completes them. */
+template <class T, class S>
+GSHMEMI_DEV void gshmemi_xnode_fetch(const gshmemi_team *t, const T *from, size_t c0, size_t c1,
+                                     size_t ce, int upto, const char *call) {
+    const int m = t->size, me = t->my_idx;
+    T *tmp = (T *)t->xtmp;
+    for (int q = 1; q < m; q++) {
+        int j = me + q < m ? me + q : me + q - m;
+        if (j >= upto || gshmemi_xnode_local(t, j)) continue;
+        gshmemi_get<S, false>(tmp + (size_t)(q - 1) * ce, from + c0, (c1 - c0) * sizeof(T),
+                              gshmemi_team_pe(t, j), call);
+    }
+    gshmemi_xnode_quiet<S>(call);
+}
+
+/* Reductions: what = REDUCE (all-reduce: reduce-scatter by owner blocks, then every member
+ * reads every block), REDUCESCATTER (member k's dest = the combine of block k of every source),
+ * INSCAN / EXSCAN (sum over members <= k / < k; exscan's member 0 gets zeros). */
+template <class T, int OP, class S>
+GSHMEMI_COLL_FN void gshmemi_xnode_reduce(const gshmemi_team *t, int team, int what, T *dest,
+                                          const T *src, size_t n, const char *call) {
+    const int m = t->size, me = t->my_idx;
+    constexpr size_t G = 16 / sizeof(T);
+    const size_t ce = gshmemi_xnode_chunk(t, sizeof(T));
+    if (ce == 0) gshmemi_xnode_no_tmp(call, team, m);
+    gshmemi_coll_check_bufs(dest, n * sizeof(T), src,
+                            (what == GSHMEMI_COLL_REDUCESCATTER ? (size_t)m : 1) * n * sizeof(T), call);
+    gshmemi_xnode_arrive<S>(t, team, gshmemi_sig(100 + what, sizeof(T), OP, n, 0), call);
+    const bool rs = what == GSHMEMI_COLL_REDUCESCATTER;
+    const bool scan = what == GSHMEMI_COLL_INSCAN || what == GSHMEMI_COLL_EXSCAN;
+    /* my range of the source and where its result goes (dest + k - out0) */
+    size_t lo = 0, hi = n;
+    if (what == GSHMEMI_COLL_REDUCE) gshmemi_slice(n, me, m, G, &lo, &hi);
+    const T *in = rs ? src + (size_t)me * n : src;   /* the block every member combines */
+    const int upto = what == GSHMEMI_COLL_INSCAN ? me + 1 : what == GSHMEMI_COLL_EXSCAN ? me : m;
+    /* scans: later members may still read my source while I have my result (in place: the
+     * same memory), so each chunk's result waits in my own landing slot (slot m - 1) for a
+     * round; always, so that every member makes the same rounds whatever its buffers */
+    const bool park = scan;
+    for (size_t c0 = lo; c0 < hi; c0 += ce) {
+        const size_t c1 = c0 + ce < hi ? c0 + ce : hi;
+        gshmemi_xnode_fetch<T, S>(t, in, c0, c1, ce, upto, call);
+        T *out = park ? (T *)t->xtmp + (size_t)(m - 1) * ce - c0 : dest;
+        if (upto == 0) {   /* exscan's member 0 */
+            for (size_t k = c0 + S::rank(); k < c1; k += S::size()) out[k] = (T)0;
+        } else {
+            /* c0 and the slots are 16-byte multiples: vectors where dest and source allow */
+            gshmemi_in_xnode<T> x{t, in, (const T *)t->xtmp, c0, ce};
+            gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, x, out, upto, c0, c1, S::rank(), S::size());
+        }
+        S::sync();
+        if (park) {
+            gshmemi_xnode_round<S>(t, call);
+            for (size_t k = c0 + S::rank(); k < c1; k += S::size()) dest[k] = out[k];
+            S::sync();
+        }
+    }
+    if (what == GSHMEMI_COLL_REDUCE) {
+        gshmemi_xnode_round<S>(t, call);   /* every block of the result is in its owner's dest */
+        for (int q = 1; q < m; q++) {
+            int j = me + q < m ? me + q : me + q - m;
+            size_t jlo, jhi;
+            gshmemi_slice(n, j, m, G, &jlo, &jhi);
+            if (jhi > jlo)
+                gshmemi_get<S, false>(dest + jlo, dest + jlo, (jhi - jlo) * sizeof(T), gshmemi_team_pe(t, j), call);
+        }
+        gshmemi_xnode_quiet<S>(call);
+    }
+    gshmemi_xnode_round<S>(t, call);
+}
+
+/* alltoalls: member j's block me (strided) into my block j, element size ES. */
+template <class S, int ES>
+GSHMEMI_DEV void gshmemi_xnode_strided(char *d, const char *s, ptrdiff_t dst, ptrdiff_t sst, size_t n,
+                                       const gshmemi_team *t, const char *call) {
+    const int m = t->size, me = t->my_idx;
+    for (int j = 0; j < m; j++)
+        gshmemi_strided<S, true, ES>(d + (size_t)j * n * dst * ES, s + (size_t)me * n * sst * ES, dst, sst, n,
+                                     gshmemi_team_pe(t, j), call);
+}
+
+/* Movers: every member gets what lands in its own dest. broadcast: the root's source (the
+ * root copies its own); fcollect/collect: member j's source to block j (collect: at the sum of
+ * the counts of members before j, which each member stored in every member's vals before its
+ * arrival); alltoall: member j's block me to block j; alltoalls: the same, strided. */
+template <class S>
+GSHMEMI_COLL_FN void gshmemi_xnode_move(const gshmemi_team *t, int team, int what, void *dest,
+                                        const void *src, size_t n, size_t es, int root, ptrdiff_t dst,
+                                        ptrdiff_t sst, const char *call) {
+    const int m = t->size, me = t->my_idx;
+    const size_t nb = n * es;
+    char *d = (char *)dest;
+    const char *s = (const char *)src;
+    if (what == GSHMEMI_MOVE_BROADCAST && (root < 0 || root >= m)) gshmemi_coll_bad_root(call, root, m);
+    gshmemi_coll_check_bufs(dest, what == GSHMEMI_MOVE_BROADCAST ? nb : what == GSHMEMI_MOVE_COLLECT ? 0 : nb * m,
+                            src, what == GSHMEMI_MOVE_ALLTOALL ? nb * m : what == GSHMEMI_MOVE_ALLTOALLS ? 0 : nb,
+                            call);
+    if (what == GSHMEMI_MOVE_COLLECT && S::rank() == 0)
+        for (int j = 0; j < m; j++) {
+            int pe = gshmemi_team_pe(t, j);
+            uint64_t *p = gshmemi_peer(t->vals + me, pe, 8, call);
+            if (p) gshmemi_st_relaxed(p, (uint64_t)n);
+            else gshmemi_remote_p(t->vals + me, (uint64_t)n, 8, pe, call);
+        }
+    gshmemi_xnode_arrive<S>(t, team, gshmemi_move_sig(what, n, es, root, dst, sst), call);
+    if (what == GSHMEMI_MOVE_ALLTOALLS) {
+        switch (es) {
+        case 1: gshmemi_xnode_strided<S, 1>(d, s, dst, sst, n, t, call); break;
+        case 2: gshmemi_xnode_strided<S, 2>(d, s, dst, sst, n, t, call); break;
+        case 4: gshmemi_xnode_strided<S, 4>(d, s, dst, sst, n, t, call); break;
+        case 8: gshmemi_xnode_strided<S, 8>(d, s, dst, sst, n, t, call); break;
+        default: gshmemi_xnode_strided<S, 16>(d, s, dst, sst, n, t, call); break;
+        }
+    } else {
+        for (int q = 0; q < m; q++) {
+            int j = me + q < m ? me + q : me + q - m;   /* myself first: the local copy overlaps */
+            int pe = gshmemi_team_pe(t, j);
+            if (what == GSHMEMI_MOVE_BROADCAST) {
+                if (j != root) continue;
+                if (nb && (d != s || me != root)) gshmemi_get<S, false>(d, s, nb, pe, call);
+            } else if (what == GSHMEMI_MOVE_COLLECT) {
+                size_t at = 0, len = 0;
+                for (int i = 0; i <= j; i++) {
+                    size_t c = (size_t)gshmemi_ld_relaxed(t->vals + i) * es;
+                    if (i < j) at += c;
+                    else len = c;
+                }
+                if (len && (d + at != s || j != me)) gshmemi_get<S, false>(d + at, s, len, pe, call);
+            } else {
+                const char *from = what == GSHMEMI_MOVE_ALLTOALL ? s + (size_t)me * nb : s;
+                if (nb && (d + (size_t)j * nb != from || j != me))
+                    gshmemi_get<S, false>(d + (size_t)j * nb, from, nb, pe, call);
+            }
+        }
+    }
+    gshmemi_xnode_quiet<S>(call);
+    gshmemi_xnode_round<S>(t, call);
+}
+
+#endif

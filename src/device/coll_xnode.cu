@@ -1,0 +1,48 @@
+// Collective kernels of teams whose members span nodes (gshmem/device/coll/xnode.h): built
+// with device calls to other nodes (GSHMEM_REMOTE=1, src/meson.build), one block each (the
+// network, not the SMs, bounds them). This file holds the movers; coll_xnode_reduce.cu, built
+// once per storage type like coll_reduce.cu, the reductions.
+#include "gshmem.h"
+#include "coll_kernels.cuh"
+
+#if !GSHMEM_REMOTE
+#error "build with -DGSHMEM_REMOTE=1 (src/meson.build does)"
+#endif
+
+__device__ static const char *gshmemi_xnode_move_name(int what) {
+    switch (what) {
+    case GSHMEMI_MOVE_BROADCAST: return "broadcast (host/on-stream form, across nodes)";
+    case GSHMEMI_MOVE_FCOLLECT: return "fcollect (host/on-stream form, across nodes)";
+    case GSHMEMI_MOVE_COLLECT: return "collect (host/on-stream form, across nodes)";
+    case GSHMEMI_MOVE_ALLTOALL: return "alltoall (host/on-stream form, across nodes)";
+    default: return "alltoalls (host/on-stream form, across nodes)";
+    }
+}
+
+__global__ void __launch_bounds__(GSHMEMI_XNODE_THREADS) gshmemi_xnode_move_kernel(
+    gshmemi_team t, int what, int team, void *dest, const void *src, size_t n, size_t es, int root,
+    ptrdiff_t dst, ptrdiff_t sst) {
+    gshmemi_pdl_enter();
+    gshmemi_xnode_move<gshmemi_scope_block>(&t, team, what, dest, src, n, es, root, dst, sst,
+                                            gshmemi_xnode_move_name(what));
+}
+
+extern "C" int gshmemi_launch_xnode_move(void *stream, const void *team_entry, int what, int team,
+                                         void *dest, const void *src, size_t n, size_t es, int root,
+                                         ptrdiff_t dst, ptrdiff_t sst) {
+    return launch_k(gshmemi_xnode_move_kernel, 1, GSHMEMI_XNODE_THREADS, stream,
+                    *(const gshmemi_team *)team_entry, what, team, dest, src, n, es, root, dst, sst);
+}
+
+// Reductions by storage type (GSHMEMI_TYPE_CODE), each in coll_xnode_reduce.cu's unit of its type.
+#define GSHMEMI_TC(KIND, T, NAME)                                                            \
+    case GSHMEMI_KIND_##KIND * 16 + (int)sizeof(T):                                          \
+        return gshmemi_launch_xnode_reduce_##NAME(op, stream, te, what, team, dest, src, n);
+extern "C" int gshmemi_launch_xnode_reduce(void *stream, const void *te, int what, int op, int type_code,
+                                           int team, void *dest, const void *src, size_t n) {
+    switch (type_code) {
+        GSHMEMI_REDUCE_STORAGE_TYPES(GSHMEMI_TC)
+    default: return (int)cudaErrorInvalidValue;
+    }
+}
+#undef GSHMEMI_TC
