@@ -76,8 +76,8 @@ typedef struct sans {
     uint32_t len;       /* bytes that follow (a get's data) */
 } sans;
 
-/* Small operations per message: a request of 256 atomics is 10 KiB and its answer 6 KiB, under
- * ofi_rxm's eager size, and 16 credits carry 4096 of them (the memory queue's atomic ring). */
+/* Operations per pack: a request of 256 atomics is 10 KiB and its answer 6 KiB, under ofi_rxm's
+ * eager size (16 KiB), and one batch kernel applies 256 atomics. */
 #define PACK_MAX 256
 
 typedef struct sbuf {
