@@ -48,9 +48,10 @@ int gshmem_addr_accessible(const void *addr, int pe);
 
 /* ---- the calls defined for both sides ------------------------------------------------ */
 /* Each is one GSHMEMI_HD_FN (gshmem/forms.h): the device form in kernels, a libgshmem
- * function on the host. */
+ * function on the host; GSHMEMI_HDS_FN also declares its warp and block forms for nvcc's
+ * host pass, which reads none of gshmem/device/. */
 #include "gshmem/forms.h"
-#ifdef __CUDACC__
+#if defined(__CUDACC__) && !defined(GSHMEMI_LEAN_HOST_PASS)
 #include "gshmem/device/rma.h"
 #include "gshmem/device/sync.h"
 #include "gshmem/device/amo.h"
@@ -64,17 +65,16 @@ GSHMEMI_HD_FN(int, gshmem_my_pe, (void), return gshmemi_st("gshmem_my_pe")->mype
               return gshmemi_host_my_pe();)
 GSHMEMI_HD_FN(int, gshmem_n_pes, (void), return gshmemi_st("gshmem_n_pes")->npes;,
               return gshmemi_host_n_pes();)
-GSHMEMI_HD_FN(void, gshmem_quiet, (void), gshmemi_dev_quiet();, gshmemi_host_quiet();)
-GSHMEMI_HD_FN(void, gshmem_fence, (void), gshmemi_dev_fence();, gshmemi_host_quiet();)
-GSHMEMI_HD_FN(void, gshmem_barrier_all, (void), gshmemi_dev_barrier_all();,
-              gshmemi_host_barrier_all();)
+GSHMEMI_HDS_FN(void, quiet, (void), gshmemi_dev_quiet();, gshmemi_host_quiet();)
+GSHMEMI_HDS_FN(void, fence, (void), gshmemi_dev_fence();, gshmemi_host_quiet();)
+GSHMEMI_HDS_FN(void, barrier_all, (void), gshmemi_dev_barrier_all();, gshmemi_host_barrier_all();)
 GSHMEMI_HD_FN(void *, gshmem_ptr, (const void *dest, int pe), return gshmemi_dev_ptr(dest, pe);,
               return gshmemi_host_ptr(dest, pe);)
 
 #define GSHMEMI_HD_MEM(op, suffix)                                                           \
-    GSHMEMI_HD_FN(void, gshmem_##op##mem##suffix, (void *dest, const void *src, size_t n, int pe), \
-                  gshmemi_dev_##op##mem##suffix(dest, src, n, pe);,                          \
-                  gshmemi_host_##op##mem(dest, src, n, pe);)
+    GSHMEMI_HDS_FN(void, op##mem##suffix, (void *dest, const void *src, size_t n, int pe),     \
+                   gshmemi_dev_##op##mem##suffix(dest, src, n, pe);,                         \
+                   gshmemi_host_##op##mem(dest, src, n, pe);)
 GSHMEMI_HD_MEM(put, )
 GSHMEMI_HD_MEM(put, _nbi)
 GSHMEMI_HD_MEM(get, )
@@ -82,24 +82,24 @@ GSHMEMI_HD_MEM(get, _nbi)
 
 /* put/get, blocking or not, in one family: X(NAME, T, suffix) */
 #define GSHMEMI_HD_PUTGET(NAME, T, suffix)                                                   \
-    GSHMEMI_HD_FN(void, gshmem_##NAME##_put##suffix, (T *dest, const T *src, size_t n, int pe), \
-                  gshmemi_dev_##NAME##_put##suffix(dest, src, n, pe);,                       \
-                  gshmemi_host_putmem(dest, src, n * sizeof(T), pe);)                        \
-    GSHMEMI_HD_FN(void, gshmem_##NAME##_get##suffix, (T *dest, const T *src, size_t n, int pe), \
-                  gshmemi_dev_##NAME##_get##suffix(dest, src, n, pe);,                       \
-                  gshmemi_host_getmem(dest, src, n * sizeof(T), pe);)
+    GSHMEMI_HDS_FN(void, NAME##_put##suffix, (T *dest, const T *src, size_t n, int pe),       \
+                   gshmemi_dev_##NAME##_put##suffix(dest, src, n, pe);,                      \
+                   gshmemi_host_putmem(dest, src, n * sizeof(T), pe);)                       \
+    GSHMEMI_HDS_FN(void, NAME##_get##suffix, (T *dest, const T *src, size_t n, int pe),       \
+                   gshmemi_dev_##NAME##_get##suffix(dest, src, n, pe);,                      \
+                   gshmemi_host_getmem(dest, src, n * sizeof(T), pe);)
 #define GSHMEMI_HD_PUT_SIGNAL(NAME, T, suffix)                                               \
-    GSHMEMI_HD_FN(void, gshmem_##NAME##_put_signal##suffix,                                  \
-                  (T *dest, const T *src, size_t n, uint64_t *sig, uint64_t signal, int sig_op, \
-                   int pe),                                                                  \
-                  gshmemi_dev_##NAME##_put_signal##suffix(dest, src, n, sig, signal, sig_op, pe);, \
-                  gshmemi_host_put_signal(dest, src, n * sizeof(T), sig, signal, sig_op, pe, \
-                                          "gshmem_" #NAME "_put_signal" #suffix);)
+    GSHMEMI_HDS_FN(void, NAME##_put_signal##suffix,                                          \
+                   (T *dest, const T *src, size_t n, uint64_t *sig, uint64_t signal, int sig_op, \
+                    int pe),                                                                 \
+                   gshmemi_dev_##NAME##_put_signal##suffix(dest, src, n, sig, signal, sig_op, pe);, \
+                   gshmemi_host_put_signal(dest, src, n * sizeof(T), sig, signal, sig_op, pe, \
+                                           "gshmem_" #NAME "_put_signal" #suffix);)
 #define GSHMEMI_HD_STRIDED(NAME, T, op)                                                      \
-    GSHMEMI_HD_FN(void, gshmem_##NAME##_##op,                                                \
-                  (T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst, size_t n, int pe),   \
-                  gshmemi_dev_##NAME##_##op(dest, src, dst, sst, n, pe);,                    \
-                  gshmemi_host_##op(dest, src, dst, sst, n, sizeof(T), pe, "gshmem_" #NAME "_" #op);)
+    GSHMEMI_HDS_FN(void, NAME##_##op,                                                        \
+                   (T *dest, const T *src, ptrdiff_t dst, ptrdiff_t sst, size_t n, int pe),  \
+                   gshmemi_dev_##NAME##_##op(dest, src, dst, sst, n, pe);,                   \
+                   gshmemi_host_##op(dest, src, dst, sst, n, sizeof(T), pe, "gshmem_" #NAME "_" #op);)
 #define GSHMEMI_HD_TYPED(NAME, T)                                                            \
     GSHMEMI_HD_PUTGET(NAME, T, )                                                             \
     GSHMEMI_HD_PUTGET(NAME, T, _nbi)                                                         \
@@ -117,21 +117,21 @@ GSHMEM_RMA_TYPES(GSHMEMI_HD_TYPED)
 
 /* Sized forms: put8 ... put128 and their nbi, strided and signal variants. */
 #define GSHMEMI_HD_SIZED_RMA(BITS, op, suffix)                                               \
-    GSHMEMI_HD_FN(void, gshmem_##op##BITS##suffix, (void *d, const void *s, size_t n, int pe), \
-                  gshmemi_dev_##op##BITS##suffix(d, s, n, pe);,                              \
-                  gshmemi_host_##op##mem(d, s, n * (BITS / 8), pe);)
+    GSHMEMI_HDS_FN(void, op##BITS##suffix, (void *d, const void *s, size_t n, int pe),        \
+                   gshmemi_dev_##op##BITS##suffix(d, s, n, pe);,                             \
+                   gshmemi_host_##op##mem(d, s, n * (BITS / 8), pe);)
 #define GSHMEMI_HD_SIZED_STRIDED(BITS, op)                                                   \
-    GSHMEMI_HD_FN(void, gshmem_##op##BITS,                                                   \
-                  (void *d, const void *s, ptrdiff_t dst, ptrdiff_t sst, size_t n, int pe),  \
-                  gshmemi_dev_##op##BITS(d, s, dst, sst, n, pe);,                            \
-                  gshmemi_host_##op(d, s, dst, sst, n, BITS / 8, pe, "gshmem_" #op #BITS);)
+    GSHMEMI_HDS_FN(void, op##BITS,                                                           \
+                   (void *d, const void *s, ptrdiff_t dst, ptrdiff_t sst, size_t n, int pe), \
+                   gshmemi_dev_##op##BITS(d, s, dst, sst, n, pe);,                           \
+                   gshmemi_host_##op(d, s, dst, sst, n, BITS / 8, pe, "gshmem_" #op #BITS);)
 #define GSHMEMI_HD_SIZED_SIGNAL(BITS, suffix)                                                \
-    GSHMEMI_HD_FN(void, gshmem_put##BITS##_signal##suffix,                                   \
-                  (void *d, const void *s, size_t n, uint64_t *sig, uint64_t signal, int sig_op, \
-                   int pe),                                                                  \
-                  gshmemi_dev_put##BITS##_signal##suffix(d, s, n, sig, signal, sig_op, pe);, \
-                  gshmemi_host_put_signal(d, s, n * (BITS / 8), sig, signal, sig_op, pe,     \
-                                          "gshmem_put" #BITS "_signal" #suffix);)
+    GSHMEMI_HDS_FN(void, put##BITS##_signal##suffix,                                         \
+                   (void *d, const void *s, size_t n, uint64_t *sig, uint64_t signal, int sig_op, \
+                    int pe),                                                                 \
+                   gshmemi_dev_put##BITS##_signal##suffix(d, s, n, sig, signal, sig_op, pe);, \
+                   gshmemi_host_put_signal(d, s, n * (BITS / 8), sig, signal, sig_op, pe,    \
+                                           "gshmem_put" #BITS "_signal" #suffix);)
 #define GSHMEMI_HD_SIZED(BITS)                                                               \
     GSHMEMI_HD_SIZED_RMA(BITS, put, )                                                        \
     GSHMEMI_HD_SIZED_RMA(BITS, get, )                                                        \
@@ -145,12 +145,12 @@ GSHMEM_SIZED_BITS(GSHMEMI_HD_SIZED)
 
 /* ---- signals ---------------------------------------------------------------------------- */
 #define GSHMEMI_HD_MEM_SIGNAL(suffix)                                                        \
-    GSHMEMI_HD_FN(void, gshmem_putmem_signal##suffix,                                        \
-                  (void *dest, const void *src, size_t nbytes, uint64_t *sig, uint64_t signal, \
-                   int sig_op, int pe),                                                      \
-                  gshmemi_dev_putmem_signal##suffix(dest, src, nbytes, sig, signal, sig_op, pe);, \
-                  gshmemi_host_put_signal(dest, src, nbytes, sig, signal, sig_op, pe,        \
-                                          "gshmem_putmem_signal" #suffix);)
+    GSHMEMI_HDS_FN(void, putmem_signal##suffix,                                              \
+                   (void *dest, const void *src, size_t nbytes, uint64_t *sig, uint64_t signal, \
+                    int sig_op, int pe),                                                     \
+                   gshmemi_dev_putmem_signal##suffix(dest, src, nbytes, sig, signal, sig_op, pe);, \
+                   gshmemi_host_put_signal(dest, src, nbytes, sig, signal, sig_op, pe,       \
+                                           "gshmem_putmem_signal" #suffix);)
 GSHMEMI_HD_MEM_SIGNAL()
 GSHMEMI_HD_MEM_SIGNAL(_nbi)
 GSHMEMI_HD_FN(void, gshmemx_signal_op, (uint64_t *sig_addr, uint64_t signal, int sig_op, int pe),

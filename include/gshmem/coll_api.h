@@ -7,6 +7,13 @@
 
 #include "forms.h"
 
+/* The 16-bit float reductions' element types: declared, not defined (gshmem/device/coll.h
+ * says why). */
+#ifdef __CUDACC__
+struct __half;
+struct __nv_bfloat16;
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -106,8 +113,11 @@ GSHMEMI_HD_FN(int, gshmem_team_sync, (gshmem_team_t team),
 GSHMEMI_HD_FN(int, gshmem_barrier, (gshmem_team_t team),
               gshmemi_dev_barrier(team); return 0;,
               return gshmemi_host_team_sync(team, 0, 1, "gshmem_barrier");)
-GSHMEMI_HD_FN(void, gshmem_sync_all, (void), gshmemi_dev_sync_all();,
-              (void)gshmemi_host_team_sync(GSHMEM_TEAM_WORLD, 0, 1, "gshmem_sync_all");)
+/* (their warp and block forms return nothing) */
+GSHMEMI_SCOPED_DECL(void, team_sync, (gshmem_team_t team))
+GSHMEMI_SCOPED_DECL(void, barrier, (gshmem_team_t team))
+GSHMEMI_HDS_FN(void, sync_all, (void), gshmemi_dev_sync_all();,
+               (void)gshmemi_host_team_sync(GSHMEM_TEAM_WORLD, 0, 1, "gshmem_sync_all");)
 
 /* the device forms take the collective's own parameters */
 #define GSHMEMI_DEVARGS_broadcast (nelems, PE_root)
@@ -116,31 +126,31 @@ GSHMEMI_HD_FN(void, gshmem_sync_all, (void), gshmemi_dev_sync_all();,
 #define GSHMEMI_DEVARGS_alltoall (nelems)
 #define GSHMEMI_DEVARGS_alltoalls (dst, sst, nelems)
 #define GSHMEMI_HD_MOVE(COLL, WHAT, PARAMS, ARGS, NAME, T)                                   \
-    GSHMEMI_HD_FN(int, gshmem_##NAME##_##COLL,                                               \
-                  (gshmem_team_t team, T *dest, const T *source, GSHMEMI_UNPAREN PARAMS),    \
-                  return gshmemi_dev_##NAME##_##COLL(team, dest, source,                     \
-                                                     GSHMEMI_UNPAREN GSHMEMI_DEVARGS_##COLL);, \
-                  return gshmemi_host_move(WHAT, team, dest, source,                         \
-                                           GSHMEMI_MOVE_CALL(sizeof(T), ARGS), 0, 1,         \
-                                           "gshmem_" #NAME "_" #COLL);)
+    GSHMEMI_HDS_FN(int, NAME##_##COLL,                                                       \
+                   (gshmem_team_t team, T *dest, const T *source, GSHMEMI_UNPAREN PARAMS),   \
+                   return gshmemi_dev_##NAME##_##COLL(team, dest, source,                    \
+                                                      GSHMEMI_UNPAREN GSHMEMI_DEVARGS_##COLL);, \
+                   return gshmemi_host_move(WHAT, team, dest, source,                        \
+                                            GSHMEMI_MOVE_CALL(sizeof(T), ARGS), 0, 1,        \
+                                            "gshmem_" #NAME "_" #COLL);)
 #define GSHMEMI_HD_MOVE_T(NAME, T) GSHMEMI_MOVE_FORMS(GSHMEMI_HD_MOVE, NAME, T)
 GSHMEM_RMA_TYPES(GSHMEMI_HD_MOVE_T)
 
 #define GSHMEMI_HD_MOVE_MEM(COLL, WHAT, PARAMS, ARGS, unused1, unused2)                      \
-    GSHMEMI_HD_FN(int, gshmem_##COLL##mem,                                                   \
-                  (gshmem_team_t team, void *dest, const void *source, GSHMEMI_UNPAREN PARAMS), \
-                  return gshmemi_dev_##COLL##mem(team, dest, source,                         \
-                                                 GSHMEMI_UNPAREN GSHMEMI_DEVARGS_##COLL);,   \
-                  return gshmemi_host_move(WHAT, team, dest, source, GSHMEMI_MOVE_CALL(1, ARGS), \
-                                           0, 1, "gshmem_" #COLL "mem");)
+    GSHMEMI_HDS_FN(int, COLL##mem,                                                           \
+                   (gshmem_team_t team, void *dest, const void *source, GSHMEMI_UNPAREN PARAMS), \
+                   return gshmemi_dev_##COLL##mem(team, dest, source,                        \
+                                                  GSHMEMI_UNPAREN GSHMEMI_DEVARGS_##COLL);,  \
+                   return gshmemi_host_move(WHAT, team, dest, source, GSHMEMI_MOVE_CALL(1, ARGS), \
+                                            0, 1, "gshmem_" #COLL "mem");)
 GSHMEMI_MOVE_FORMS(GSHMEMI_HD_MOVE_MEM, 0, 0)
 
 #define GSHMEMI_HD_RED(SUFFIX, WHAT, OPNAME, OPCODE, NAME, T, CODE)                          \
-    GSHMEMI_HD_FN(int, gshmem_##NAME##_##OPNAME##_##SUFFIX,                                  \
-                  (gshmem_team_t team, T *dest, const T *source, size_t nelems),             \
-                  return gshmemi_dev_##NAME##_##OPNAME##_##SUFFIX(team, dest, source, nelems);, \
-                  return gshmemi_host_reduce(WHAT, OPCODE, CODE, team, dest, source, nelems, 0, \
-                                             1, "gshmem_" #NAME "_" #OPNAME "_" #SUFFIX);)
+    GSHMEMI_HDS_FN(int, NAME##_##OPNAME##_##SUFFIX,                                          \
+                   (gshmem_team_t team, T *dest, const T *source, size_t nelems),            \
+                   return gshmemi_dev_##NAME##_##OPNAME##_##SUFFIX(team, dest, source, nelems);, \
+                   return gshmemi_host_reduce(WHAT, OPCODE, CODE, team, dest, source, nelems, 0, \
+                                              1, "gshmem_" #NAME "_" #OPNAME "_" #SUFFIX);)
 #define GSHMEMI_HD_BIT(NAME, T) GSHMEMI_RED_BIT(GSHMEMI_HD_RED, NAME, T)
 #define GSHMEMI_HD_ARITH(NAME, T) GSHMEMI_RED_ARITH(GSHMEMI_HD_RED, NAME, T, GSHMEMI_TYPE_CODE(T))
 GSHMEM_REDUCE_BIT_TYPES(GSHMEMI_HD_BIT)

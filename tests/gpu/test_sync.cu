@@ -2,6 +2,7 @@
  * (every PE's writes before the barrier are seen by every PE after it, 2000 rounds in one
  * kernel); wait_until and test for every point-to-point type and comparison; host
  * wait_until; the host barrier orders device writes of earlier kernels. */
+#define GSHMEMI_DEVICE_INTERNALS  /* gshmemi_globaltimer (gshmem/forms.h) */
 #include "common.h"
 
 #define ROUNDS 2000

@@ -5,6 +5,7 @@
  * but the library-code rows (launch: the on-stream barrier's own kernel code). */
 #include <chrono>
 #include <cuda.h>
+#define GSHMEMI_DEVICE_INTERNALS  /* its kernels call gshmemi_* internals (gshmem/forms.h) */
 #include "gshmem.h"
 #include "gshmemx.h"
 #include "common.h"

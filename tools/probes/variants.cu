@@ -1,6 +1,7 @@
 /* Tuning aid, not a product benchmark: measures instruction-level alternatives for the
  * p/wait ping-pong, g, and large puts over NVLink on 2 PEs, so the library's choices rest
  * on numbers (docs/performance.md). Uses gshmem_ptr for raw peer addresses. */
+#define GSHMEMI_DEVICE_INTERNALS  /* its kernels call gshmemi_* internals (gshmem/forms.h) */
 #include "gshmem.h"
 #include "common.h"
 
