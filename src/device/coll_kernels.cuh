@@ -45,6 +45,16 @@ __device__ static const char *gshmemi_reduce_name(int what) {
     }
 }
 
+__device__ static const char *gshmemi_move_name(int what) {
+    switch (what) {
+    case GSHMEMI_MOVE_BROADCAST: return "broadcast (host/on-stream form)";
+    case GSHMEMI_MOVE_FCOLLECT: return "fcollect (host/on-stream form)";
+    case GSHMEMI_MOVE_COLLECT: return "collect (host/on-stream form)";
+    case GSHMEMI_MOVE_ALLTOALL: return "alltoall (host/on-stream form)";
+    default: return "alltoalls (host/on-stream form)";
+    }
+}
+
 // Threads of a one-shot kernel: one per LL pair of a channel's slice, in whole warps, up to the
 // kernels' __launch_bounds__ (GSHMEM_COLL_THREADS sizes the two-round kernels): an 8-byte call
 // runs one warp, whose block barriers are nearly free.

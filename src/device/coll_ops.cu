@@ -9,15 +9,6 @@
 
 // The names device-side messages give (the host already checked the arguments; what is
 // left to report from here is a mismatch between PEs or a wait that timed out).
-__device__ static const char *gshmemi_move_name(int what) {
-    switch (what) {
-    case GSHMEMI_MOVE_BROADCAST: return "broadcast (host/on-stream form)";
-    case GSHMEMI_MOVE_FCOLLECT: return "fcollect (host/on-stream form)";
-    case GSHMEMI_MOVE_COLLECT: return "collect (host/on-stream form)";
-    case GSHMEMI_MOVE_ALLTOALL: return "alltoall (host/on-stream form)";
-    default: return "alltoalls (host/on-stream form)";
-    }
-}
 // Every kernel gets the team's entry by value (the host's copy), so its first flag store
 // does not wait behind loads from the team table, and starts with gshmemi_pdl_enter.
 

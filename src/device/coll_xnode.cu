@@ -9,22 +9,12 @@
 #error "build with -DGSHMEM_REMOTE=1 (src/meson.build does)"
 #endif
 
-__device__ static const char *gshmemi_xnode_move_name(int what) {
-    switch (what) {
-    case GSHMEMI_MOVE_BROADCAST: return "broadcast (host/on-stream form, across nodes)";
-    case GSHMEMI_MOVE_FCOLLECT: return "fcollect (host/on-stream form, across nodes)";
-    case GSHMEMI_MOVE_COLLECT: return "collect (host/on-stream form, across nodes)";
-    case GSHMEMI_MOVE_ALLTOALL: return "alltoall (host/on-stream form, across nodes)";
-    default: return "alltoalls (host/on-stream form, across nodes)";
-    }
-}
-
 __global__ void __launch_bounds__(GSHMEMI_XNODE_THREADS) gshmemi_xnode_move_kernel(
     gshmemi_team t, int what, int team, void *dest, const void *src, size_t n, size_t es, int root,
     ptrdiff_t dst, ptrdiff_t sst) {
     gshmemi_pdl_enter();
     gshmemi_xnode_move<gshmemi_scope_block>(&t, team, what, dest, src, n, es, root, dst, sst,
-                                            gshmemi_xnode_move_name(what));
+                                            gshmemi_move_name(what));
 }
 
 extern "C" int gshmemi_launch_xnode_move(void *stream, const void *team_entry, int what, int team,

@@ -29,7 +29,6 @@ typedef struct host_team {
     gshmem_team_config_t cfg;
     long cfg_mask;
     int32_t *h_pes, *d_pes;        /* member list (TEAM_SHARED on a non-contiguous node) */
-    int unreachable;               /* a member not reachable by load/store, or -1 */
     gshmemi_local_mem xtmp;        /* landing buffer (teams across nodes) */
     const char *made_by;
 } host_team;
@@ -113,12 +112,8 @@ static gshmemi_status fill_slot(gshmemi_state *s, int slot, int start, int strid
         GSHMEMI_CUDA(cudaMemcpy(t->d_pes, h_pes, (size_t)size * sizeof(int32_t), cudaMemcpyHostToDevice));
         t->d.pes = t->d_pes;
     }
-    t->unreachable = -1;
     for (int i = 0; i < size; i++)
-        if (s->pe_slot[team_pe(t, i)] < 0) {
-            if (t->unreachable < 0) t->unreachable = team_pe(t, i);
-            t->d.remote++;
-        }
+        if (s->pe_slot[team_pe(t, i)] < 0) t->d.remote++;
     if (t->d.remote && me >= 0) return take_xtmp(s, t, made_by);
     return GSHMEM_SUCCESS;
 }

@@ -227,6 +227,20 @@ static int cmp_u64(const void *a, const void *b) {
 /* ---- the measurements (PE 0) ------------------------------------------------------------ */
 static int n_trials(const cfg *g) { return g->quick ? 1 : g->trials; }
 
+/* n_trials trials of `reps` descriptors of op (n bytes, raddr on PE 1, laddr here) posted,
+ * then a quiet: GB/s per trial; *st collects the quiets' status. */
+static trials time_rma(const cfg *g, const gshmem_proxy_chan *ch, int op, uint64_t n, uint64_t reps,
+                       uint64_t raddr, uint64_t laddr, int *st) {
+    trials t = {0};
+    for (int i = 0; i < n_trials(g); i++) {
+        double t0 = now_s();
+        for (uint64_t j = 0; j < reps; j++) post(ch, op, 0, 1, n, raddr, laddr, 0, 0, NULL);
+        *st |= gshmem_proxy_quiet(ch);
+        trial_add(&t, (double)n * (double)reps / (now_s() - t0) / 1e9);
+    }
+    return t;
+}
+
 static void bench_puts(const cfg *g, const gshmem_proxy_chan *ch) {
     char rb[48];
     for (int k = 0; k < N_PUT; k++) {
@@ -235,14 +249,7 @@ static void bench_puts(const cfg *g, const gshmem_proxy_chan *ch) {
         if (reps > 4096) reps = 4096;
         post(ch, GSHMEM_PROXY_OP_PUT, 0, 1, n, A(DST_OFF), A(SRC_OFF), 0, 0, NULL);   /* warm-up */
         int st = gshmem_proxy_quiet(ch);
-        trials t = {0};
-        for (int i = 0; i < n_trials(g); i++) {
-            double t0 = now_s();
-            for (uint64_t j = 0; j < reps; j++)
-                post(ch, GSHMEM_PROXY_OP_PUT, 0, 1, n, A(DST_OFF), A(SRC_OFF), 0, 0, NULL);
-            st |= gshmem_proxy_quiet(ch);
-            trial_add(&t, (double)n * (double)reps / (now_s() - t0) / 1e9);
-        }
+        trials t = time_rma(g, ch, GSHMEM_PROXY_OP_PUT, n, reps, A(DST_OFF), A(SRC_OFF), &st);
         double md = median(&t), bw = best(&t);
         printf("proxy_bench %s: put %5llu KiB x %4llu in flight, then quiet: %6.3f GB/s (median %6.3f)%s%s\n",
                g->name, (unsigned long long)(n >> 10), (unsigned long long)reps, bw, md, ratio(rb, bw, RAW.bw[k]),
@@ -255,15 +262,8 @@ static void bench_gets(const cfg *g, const gshmem_proxy_chan *ch) {
     static const uint64_t sz[3] = {1 << 10, 64 << 10, 4 * MIB};
     for (int k = 0; k < 3; k++) {
         uint64_t n = sz[k], total = (g->quick ? 32 : 128) * MIB, reps = total / n > 4096 ? 4096 : total / n;
-        trials t = {0};
         int st = 0;
-        for (int i = 0; i < n_trials(g); i++) {
-            double t0 = now_s();
-            for (uint64_t j = 0; j < reps; j++)
-                post(ch, GSHMEM_PROXY_OP_GET, 0, 1, n, A(SRC_OFF), A(DST_OFF), 0, 0, NULL);
-            st |= gshmem_proxy_quiet(ch);
-            trial_add(&t, (double)n * (double)reps / (now_s() - t0) / 1e9);
-        }
+        trials t = time_rma(g, ch, GSHMEM_PROXY_OP_GET, n, reps, A(SRC_OFF), A(DST_OFF), &st);
         double md = median(&t), bw = best(&t);
         printf("proxy_bench %s: get %5llu KiB x %4llu in flight, then quiet: %6.3f GB/s (median %6.3f)%s\n", g->name,
                (unsigned long long)(n >> 10), (unsigned long long)reps, bw, md, st ? " FAILED" : "");

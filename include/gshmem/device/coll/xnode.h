@@ -26,6 +26,14 @@ GSHMEMI_DEV bool gshmemi_xnode_local(const gshmemi_team *t, int j) {
     return gshmemi_slot_of(&gshmemi_dstate, gshmemi_team_pe(t, j)) >= 0;
 }
 
+/* v into world PE pe's copy of the symmetric word `sym`: a store on this node, a p through the
+ * proxy (completed by the next round's quiet) to another node. */
+GSHMEMI_DEV void gshmemi_xnode_set(uint64_t *sym, uint64_t v, int pe, const char *call) {
+    uint64_t *p = gshmemi_peer(sym, pe, 8, call);
+    if (p) gshmemi_st_relaxed(p, v);
+    else gshmemi_remote_p(sym, v, 8, pe, call);
+}
+
 /* The group's nbi gets complete: load/store copies by the group's threads (the barrier), the
  * proxy's by a quiet of the ring (acquire: the landed data is visible to the group after the
  * second barrier). */
@@ -51,12 +59,7 @@ GSHMEMI_DEV void gshmemi_xnode_arrive(const gshmemi_team *t, int team, unsigned 
         n = *(volatile uint64_t *)t->ncoll + 1;
         *(volatile uint64_t *)t->ncoll = n;
         uint64_t *cell = t->sigs + (n & 1) * t->size + t->my_idx;
-        for (int j = 0; j < t->size; j++) {
-            int pe = gshmemi_team_pe(t, j);
-            uint64_t *p = gshmemi_peer(cell, pe, 8, call);
-            if (p) gshmemi_st_relaxed(p, (n << 32) | sig);
-            else gshmemi_remote_p(cell, (n << 32) | sig, 8, pe, call);
-        }
+        for (int j = 0; j < t->size; j++) gshmemi_xnode_set(cell, (n << 32) | sig, gshmemi_team_pe(t, j), call);
     }
     gshmemi_xnode_round<S>(t, call);
     gshmemi_sig_check<S>(t, team, 0, n, sig, call);
@@ -187,12 +190,7 @@ GSHMEMI_COLL_FN void gshmemi_xnode_move(const gshmemi_team *t, int team, int wha
                             src, what == GSHMEMI_MOVE_ALLTOALL ? nb * m : what == GSHMEMI_MOVE_ALLTOALLS ? 0 : nb,
                             call);
     if (what == GSHMEMI_MOVE_COLLECT && S::rank() == 0)
-        for (int j = 0; j < m; j++) {
-            int pe = gshmemi_team_pe(t, j);
-            uint64_t *p = gshmemi_peer(t->vals + me, pe, 8, call);
-            if (p) gshmemi_st_relaxed(p, (uint64_t)n);
-            else gshmemi_remote_p(t->vals + me, (uint64_t)n, 8, pe, call);
-        }
+        for (int j = 0; j < m; j++) gshmemi_xnode_set(t->vals + me, (uint64_t)n, gshmemi_team_pe(t, j), call);
     gshmemi_xnode_arrive<S>(t, team, gshmemi_move_sig(what, n, es, root, dst, sst), call);
     if (what == GSHMEMI_MOVE_ALLTOALLS) {
         switch (es) {
