@@ -395,8 +395,10 @@ int main(int argc, char **argv) {
     [[maybe_unused]] bool use_nccl = true;
     for (int a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--csv") && a + 1 < argc) csv_path = argv[++a];
-        else if (!strcmp(argv[a], "--max") && a + 1 < argc) maxb = std::min<size_t>(CAP, strtoull(argv[++a], NULL, 0));
-        else if (!strcmp(argv[a], "--min") && a + 1 < argc) minb = strtoull(argv[++a], NULL, 0);
+        else if (!strcmp(argv[a], "--max") && a + 1 < argc && bench_parse_count(argv[a + 1]))
+            maxb = std::min<size_t>(CAP, bench_parse_count(argv[++a]));
+        else if (!strcmp(argv[a], "--min") && a + 1 < argc && bench_parse_count(argv[a + 1]))
+            minb = bench_parse_count(argv[++a]);
         else if (!strcmp(argv[a], "--family") && a + 1 < argc) only = argv[++a];
         else if (!strcmp(argv[a], "--no-nccl")) use_nccl = false;
         else {
@@ -404,7 +406,7 @@ int main(int argc, char **argv) {
                    "  (run on 2 or more PEs: gshmrun -n 2 ...)\n"
                    "  on-stream collectives (barrier, broadcast, fcollect, alltoall, reductions ...) over\n"
                    "  TEAM_WORLD by message size: microseconds and GB/s, each result checked\n"
-                   "  --min BYTES     smallest message (default 8)\n"
+                   "  --min BYTES     smallest message (default 8; K/M/G suffixes)\n"
                    "  --max BYTES     largest message (default and most: %zu MiB)\n"
                    "  --family NAME   only this collective family\n"
                    "  --csv FILE      also write the results as CSV\n"
