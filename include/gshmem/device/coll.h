@@ -25,7 +25,8 @@
 
 /* One header per concern (include/gshmem/device/coll/): */
 #include "coll/ops.h"       /* operators and accumulator types */
-#include "coll/rounds.h"    /* addressing, entry checks, signatures, rounds, slicing */
+#include "coll/rule.h"      /* slicing and the one-shot rule, shared with the host's plan */
+#include "coll/rounds.h"    /* addressing, entry checks, signatures, rounds */
 #include "coll/combine.h"   /* the two-round element-wise combine */
 #include "coll/ll.h"        /* the LL word protocol */
 #include "coll/oneshot.h"   /* the one-shot path */

@@ -24,11 +24,6 @@ GSHMEMI_DEV unsigned gshmemi_move_sig(int what, size_t n, size_t es, int root, p
     return gshmemi_sig(200 + what, (int)es, (int)(dst * 7919 + sst),
                        what == GSHMEMI_MOVE_COLLECT ? 0 : n, root);
 }
-/* Whether a mover takes the one-shot path (collect and alltoalls never do). */
-static __host__ __device__ __forceinline__ bool gshmemi_move_oneshot_ok(const gshmemi_team *t, int what,
-                                                                        size_t nb, int nch) {
-    return what != GSHMEMI_MOVE_COLLECT && what != GSHMEMI_MOVE_ALLTOALLS && gshmemi_oneshot(t, nb, nch);
-}
 /* One-shot broadcast, fcollect, alltoall: LL messages (my channel's slice of them) to every
  * member, received straight into dest. `run` and `body` as for reductions. */
 template <class S>

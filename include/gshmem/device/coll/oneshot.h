@@ -1,11 +1,13 @@
-/* The one-shot path of small collectives: the hand-out of the team's one-shot count, whether
- * a message takes the path, the scratch layout, the plan a call makes before touching data,
- * and the receiving side's combine and gather straight from the LL words. */
+/* The one-shot path of small collectives: the hand-out of the team's one-shot count, the
+ * scratch layout, the plan a call makes before touching data, and the receiving side's
+ * combine and gather straight from the LL words. Whether a message takes the path is rule.h's
+ * gshmemi_oneshot, which the host's plan calls too. */
 #ifndef GSHMEM_DEVICE_COLL_ONESHOT_H
 #define GSHMEM_DEVICE_COLL_ONESHOT_H
 
 #include "ops.h"
 #include "ll.h"
+#include "rule.h"
 
 /* The debug-only signature round before a one-shot (out of line: debug builds alone pay). It
  * finds the team entry by handle (the device table) rather than taking the caller's pointer,
@@ -29,16 +31,6 @@ GSHMEMI_DEV uint32_t gshmemi_oneshot_begin(const gshmemi_team *t, int team, int 
     for (int k = c + (int)S::rank() * nch; k < GSHMEMI_ONESHOT_CHANNELS; k += nch * (int)S::size())
         *(volatile uint64_t *)(t->seqs + k) = q;
     return (uint32_t)q;
-}
-/* Whether a message of nb bytes per member takes the one-shot path on nch channels: it fits
- * half the scratch, and one group (a user's kernel, or a small on-stream call) handles at most
- * 32 KiB: a lone thread or warp polling 16-byte words one by one is slower than two rounds
- * beyond that, where the on-stream kernels spread larger messages over several blocks. */
-#define GSHMEMI_ONESHOT_GROUP_MAX (32u << 10)
-static __host__ __device__ __forceinline__ bool gshmemi_oneshot(const gshmemi_team *t, size_t nb,
-                                                                int nch) {
-    return t->scratch && nb <= t->scratch_bytes / 2 && nch <= GSHMEMI_ONESHOT_CHANNELS &&
-           (nch > 1 || nb <= GSHMEMI_ONESHOT_GROUP_MAX);
 }
 /* Scratch buffers: [parity][sender] of scratch_bytes each. The byte offset of parity f & 1. */
 GSHMEMI_DEV size_t gshmemi_ll_parity(const gshmemi_team *t, uint32_t f) {

@@ -1,9 +1,10 @@
 /* What every collective algorithm is built from: member addressing, the entry checks, the
- * debug signature exchange, team rounds (out of line) and slicing. */
+ * debug signature exchange and team rounds (out of line); slicing is rule.h's. */
 #ifndef GSHMEM_DEVICE_COLL_ROUNDS_H
 #define GSHMEM_DEVICE_COLL_ROUNDS_H
 
 #include "../team.h"
+#include "rule.h"   /* slicing (gshmemi_slice), shared with the host's plan */
 
 /* ---- addressing ---------------------------------------------------------------------- */
 static __device__ __noinline__ void gshmemi_coll_unreachable(const char *call, int pe) {
@@ -117,20 +118,6 @@ GSHMEMI_DEV void gshmemi_arrive(const gshmemi_team *t, int team, int c, unsigned
     S::sync();
     gshmemi_coll_round<S>(t, c, call);
     gshmemi_sig_check<S>(t, team, c, ns, sig, call);
-}
-
-/* Slice c of nch of [0, n), in multiples of g elements. */
-GSHMEMI_DEV void gshmemi_slice(size_t n, int c, int nch, size_t g, size_t *lo, size_t *hi) {
-    if (nch == 1) {
-        *lo = c ? n : 0;
-        *hi = n;
-        return;
-    }
-    size_t per = (n + (size_t)nch - 1) / (size_t)nch;
-    per = (per + g - 1) / g * g;
-    size_t a = (size_t)c * per;
-    *lo = a < n ? a : n;
-    *hi = a + per < n ? a + per : n;
 }
 
 #endif

@@ -1,0 +1,62 @@
+/* The rules that choose a collective's path, written once for both sides: how a message is cut
+ * into channel slices, and whether it takes the one-shot path. The host's plan
+ * (src/team/plan.c) calls them to choose the kernel, channels and threads of a host or
+ * on-stream call; a collective called in a user's kernel gets no host plan and calls the same
+ * functions, so the two sides cannot disagree. Plain C as well as CUDA: plan.c includes it. */
+#ifndef GSHMEM_DEVICE_COLL_RULE_H
+#define GSHMEM_DEVICE_COLL_RULE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "gshmem/types.h"
+#include "gshmem/device/state.h"
+
+#ifdef __CUDACC__
+#define GSHMEMI_HD static __host__ __device__ __forceinline__
+#else
+#define GSHMEMI_HD static inline
+#endif
+
+/* Elements in a slice (the last may have fewer) when n elements are cut into nch slices in
+ * multiples of g: ceil(n / nch) rounded up to g. */
+GSHMEMI_HD size_t gshmemi_slice_per(size_t n, int nch, size_t g) {
+    size_t per = (n + (size_t)nch - 1) / (size_t)nch;
+    return (per + g - 1) / g * g;
+}
+/* Slice c of nch of [0, n), in multiples of g elements. */
+GSHMEMI_HD void gshmemi_slice(size_t n, int c, int nch, size_t g, size_t *lo, size_t *hi) {
+    if (nch == 1) {
+        *lo = c ? n : 0;
+        *hi = n;
+        return;
+    }
+    size_t per = gshmemi_slice_per(n, nch, g);
+    size_t a = (size_t)c * per;
+    *lo = a < n ? a : n;
+    *hi = a + per < n ? a + per : n;
+}
+
+/* Whether a message of nb bytes per member fits the team's one-shot scratch: the team has
+ * scratch and the message fits half of it (the other half is the other parity). */
+GSHMEMI_HD bool gshmemi_oneshot_fits(const gshmemi_team *t, size_t nb) {
+    return t->scratch && nb <= t->scratch_bytes / 2;
+}
+/* Whether a message of nb bytes per member takes the one-shot path on nch channels: it fits
+ * the scratch, and one group (a user's kernel, or a small on-stream call) handles at most
+ * 32 KiB: a lone thread or warp polling 16-byte words one by one is slower than two rounds
+ * beyond that, where the on-stream kernels spread larger messages over several blocks. */
+#define GSHMEMI_ONESHOT_GROUP_MAX (32u << 10)
+GSHMEMI_HD bool gshmemi_oneshot(const gshmemi_team *t, size_t nb, int nch) {
+    return gshmemi_oneshot_fits(t, nb) && nch <= GSHMEMI_ONESHOT_CHANNELS &&
+           (nch > 1 || nb <= GSHMEMI_ONESHOT_GROUP_MAX);
+}
+/* The movers that have a one-shot form (collect's sizes differ per member, alltoalls is
+ * strided: they always take two rounds). */
+GSHMEMI_HD bool gshmemi_move_has_oneshot(int what) {
+    return what != GSHMEMI_MOVE_COLLECT && what != GSHMEMI_MOVE_ALLTOALLS;
+}
+GSHMEMI_HD bool gshmemi_move_oneshot_ok(const gshmemi_team *t, int what, size_t nb, int nch) {
+    return gshmemi_move_has_oneshot(what) && gshmemi_oneshot(t, nb, nch);
+}
+
+#endif
