@@ -1,15 +1,13 @@
-// What the collective kernels' translation units share (coll_ops.cu: syncs and moves;
-// coll_reduce.cu, built once per element type: reductions): the launch helpers, the names
-// device-side messages give, the one-shot kernels' thread rule, and the storage types.
+// What the collective kernels' translation units share (coll_ops.cu: moves and the launchers'
+// entry points; coll_reduce.cu, built once per element type: reductions; coll_xnode*.cu: teams
+// across nodes): the launch helpers, the plan they take (src/team/plan.h), the names
+// device-side messages give, and the storage types.
 #ifndef GSHMEMI_COLL_KERNELS_CUH
 #define GSHMEMI_COLL_KERNELS_CUH
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include "launch.cuh"
-
-extern "C" {
-#include "src/team/geometry.h"
-}
+#include "src/team/plan.h"
 
 // Every storage type an OpenSHMEM reduction name maps to: X(KIND, T, NAME). NAME is the
 // suffix of the per-type entry point; src/meson.build builds coll_reduce.cu for each row
@@ -20,19 +18,26 @@ extern "C" {
     X(FLOAT, float, f32) X(FLOAT, double, f64) X(FLOAT, __half, f16) X(BF16, __nv_bfloat16, bf16)
 
 #define GSHMEMI_DECLARE_REDUCE(KIND, T, NAME)                                                \
-    extern "C" int gshmemi_launch_reduce_##NAME(int op, void *stream, const void *te, int what, \
-                                                int team, void *dest, const void *src, size_t n, \
-                                                int nch, int threads);
+    extern "C" int gshmemi_launch_reduce_##NAME(int op, void *stream, gshmemi_coll_plan p,    \
+                                                const void *te, int what, int team, void *dest, \
+                                                const void *src, size_t n);
 GSHMEMI_REDUCE_STORAGE_TYPES(GSHMEMI_DECLARE_REDUCE)
 #undef GSHMEMI_DECLARE_REDUCE
 #define GSHMEMI_DECLARE_XNODE_REDUCE(KIND, T, NAME)                                          \
-    extern "C" int gshmemi_launch_xnode_reduce_##NAME(int op, void *stream, const void *te, int what, \
-                                                      int team, void *dest, const void *src, size_t n);
+    extern "C" int gshmemi_launch_xnode_reduce_##NAME(int op, void *stream, gshmemi_coll_plan p, \
+                                                      const void *te, int what, int team,     \
+                                                      void *dest, const void *src, size_t n);
 GSHMEMI_REDUCE_STORAGE_TYPES(GSHMEMI_DECLARE_XNODE_REDUCE)
 #undef GSHMEMI_DECLARE_XNODE_REDUCE
 
-// Threads of the one-block kernels of teams across nodes (coll_xnode*.cu).
-#define GSHMEMI_XNODE_THREADS 512
+// The collectives of a team whose members span nodes (coll_xnode*.cu), for plans of
+// GSHMEMI_ALGO_XNODE: gshmemi_launch_move and _reduce hand those on.
+extern "C" int gshmemi_launch_xnode_move(void *stream, gshmemi_coll_plan p, const void *te, int what,
+                                         int team, void *dest, const void *src, size_t n, size_t es,
+                                         int root, ptrdiff_t dst, ptrdiff_t sst);
+extern "C" int gshmemi_launch_xnode_reduce(void *stream, gshmemi_coll_plan p, const void *te, int what,
+                                           int op, int type_code, int team, void *dest,
+                                           const void *src, size_t n);
 
 __device__ static const char *gshmemi_reduce_name(int what) {
     switch (what) {
@@ -53,15 +58,6 @@ __device__ static const char *gshmemi_move_name(int what) {
     case GSHMEMI_MOVE_ALLTOALL: return "alltoall (host/on-stream form)";
     default: return "alltoalls (host/on-stream form)";
     }
-}
-
-// Threads of a one-shot kernel: one per LL pair of a channel's slice, in whole warps, up to the
-// kernels' __launch_bounds__ (GSHMEM_COLL_THREADS sizes the two-round kernels): an 8-byte call
-// runs one warp, whose block barriers are nearly free.
-static const size_t ONESHOT_MAX_THREADS = 512;
-static inline int oneshot_threads(size_t pairs) {
-    size_t want = (pairs + 31) / 32 * 32;
-    return (int)(want < ONESHOT_MAX_THREADS ? want : ONESHOT_MAX_THREADS);
 }
 
 #endif

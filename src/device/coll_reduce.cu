@@ -12,10 +12,11 @@
 #define GSHMEMI_CAT2(a, b) a##b
 #define GSHMEMI_CAT(a, b) GSHMEMI_CAT2(a, b)
 
-// One-shot reductions: the looped form, or (ONE) the one-pair form the host picks for a
-// reduce whose block has a thread for every LL pair of its slice (same protocol, no loops).
+// One-shot reductions: the looped form (GSHMEMI_ALGO_ONESHOT), or (ONE) the one-pair form
+// (GSHMEMI_ALGO_ONESHOT_PAIR: a reduce whose block has a thread for every LL pair of its slice;
+// same protocol, no loops).
 template <class T, int OP, bool ONE>
-__global__ void __launch_bounds__(512) gshmemi_reduce_oneshot_kernel(gshmemi_team t, int what, int team,
+__global__ void __launch_bounds__(GSHMEMI_COLL_MAX_THREADS) gshmemi_reduce_oneshot_kernel(gshmemi_team t, int what, int team,
                                                                      T *dest, const T *src, size_t n) {
     const gshmemi_oneshot_plan P = gshmemi_oneshot_plan_of(&t, n, 16 / sizeof(T), sizeof(T),
                                                            (int)blockIdx.x, (int)gridDim.x);
@@ -35,7 +36,7 @@ __global__ void __launch_bounds__(512) gshmemi_reduce_oneshot_kernel(gshmemi_tea
 template <class T> __host__ __device__ constexpr int gshmemi_unroll() { return sizeof(T) >= 4 ? 4 : sizeof(T) == 2 ? 2 : 1; }
 
 template <class T, int OP>
-__global__ void __launch_bounds__(512) gshmemi_reduce_kernel(gshmemi_team t, int what, int team,
+__global__ void __launch_bounds__(GSHMEMI_COLL_MAX_THREADS) gshmemi_reduce_kernel(gshmemi_team t, int what, int team,
                                                              T *dest, const T *src, size_t n) {
     gshmemi_pdl_enter();
     gshmemi_reduce_t<T, OP, gshmemi_scope_block, gshmemi_unroll<T>()>(&t, team, what, dest, src, n,
@@ -43,27 +44,36 @@ __global__ void __launch_bounds__(512) gshmemi_reduce_kernel(gshmemi_team t, int
                                                     gshmemi_reduce_name(what));
 }
 
+// The plan's kernel (ALLREAD and PUSH: the general kernel, its `what` set by
+// gshmemi_launch_reduce).
 template <class T, int OP>
-static int launch(void *stream, const void *te, int what, int team, void *dest, const void *src,
-                  size_t n, int nch, int threads) {
-    const gshmemi_team *t = (const gshmemi_team *)te;
-    if (gshmemi_oneshot(t, n * sizeof(T), nch)) {
-        size_t pairs = gshmemi_geom_oneshot_pairs(n, 16 / sizeof(T), sizeof(T), nch);
-        bool one = what == GSHMEMI_COLL_REDUCE && pairs <= ONESHOT_MAX_THREADS;
-        return launch_k(one ? gshmemi_reduce_oneshot_kernel<T, OP, true>
-                            : gshmemi_reduce_oneshot_kernel<T, OP, false>,
-                        nch, oneshot_threads(pairs), stream, *t, what, team, (T *)dest, (const T *)src, n);
+static int launch(gshmemi_coll_plan p, void *stream, const void *te, int what, int team,
+                  void *dest, const void *src, size_t n) {
+    const gshmemi_team &t = *(const gshmemi_team *)te;
+    T *d = (T *)dest;
+    const T *s = (const T *)src;
+    switch (p.algo) {
+    case GSHMEMI_ALGO_ONESHOT_PAIR:
+        return launch_k(gshmemi_reduce_oneshot_kernel<T, OP, true>, p.nch, p.threads, stream, t,
+                        what, team, d, s, n);
+    case GSHMEMI_ALGO_ONESHOT:
+        return launch_k(gshmemi_reduce_oneshot_kernel<T, OP, false>, p.nch, p.threads, stream, t,
+                        what, team, d, s, n);
+    case GSHMEMI_ALGO_TWO_ROUND:
+    case GSHMEMI_ALGO_ALLREAD:
+    case GSHMEMI_ALGO_PUSH:
+        return launch_k(gshmemi_reduce_kernel<T, OP>, p.nch, p.threads, stream, t, what, team, d,
+                        s, n);
+    default: return (int)cudaErrorInvalidValue;
     }
-    return launch_k(gshmemi_reduce_kernel<T, OP>, nch, threads, stream, *t, what, team, (T *)dest,
-                    (const T *)src, n);
 }
 
 template <class T>
-static int launch_op(int op, void *stream, const void *te, int what, int team, void *dest,
-                     const void *src, size_t n, int nch, int threads) {
+static int launch_op(int op, void *stream, gshmemi_coll_plan p, const void *te, int what, int team,
+                     void *dest, const void *src, size_t n) {
     switch (op) {
 #define GSHMEMI_CASE(OPNAME, OPCODE, unused)                                                 \
-    case OPCODE: return launch<T, OPCODE>(stream, te, what, team, dest, src, n, nch, threads);
+    case OPCODE: return launch<T, OPCODE>(p, stream, te, what, team, dest, src, n);
         GSHMEM_REDUCE_ARITH_OPS(GSHMEMI_CASE, 0)
 #undef GSHMEMI_CASE
     default: break;
@@ -71,7 +81,7 @@ static int launch_op(int op, void *stream, const void *te, int what, int team, v
     if constexpr (std::is_integral<T>::value) {
         switch (op) {
 #define GSHMEMI_CASE(OPNAME, OPCODE, unused)                                                 \
-    case OPCODE: return launch<T, OPCODE>(stream, te, what, team, dest, src, n, nch, threads);
+    case OPCODE: return launch<T, OPCODE>(p, stream, te, what, team, dest, src, n);
             GSHMEM_REDUCE_BIT_OPS(GSHMEMI_CASE, 0)
 #undef GSHMEMI_CASE
         default: break;
@@ -82,7 +92,7 @@ static int launch_op(int op, void *stream, const void *te, int what, int team, v
 
 // The entry point of the type this translation unit is built for.
 extern "C" int GSHMEMI_CAT(gshmemi_launch_reduce_, GSHMEMI_REDUCE_NAME)(
-    int op, void *stream, const void *te, int what, int team, void *dest, const void *src, size_t n,
-    int nch, int threads) {
-    return launch_op<GSHMEMI_REDUCE_T>(op, stream, te, what, team, dest, src, n, nch, threads);
+    int op, void *stream, gshmemi_coll_plan p, const void *te, int what, int team, void *dest,
+    const void *src, size_t n) {
+    return launch_op<GSHMEMI_REDUCE_T>(op, stream, p, te, what, team, dest, src, n);
 }

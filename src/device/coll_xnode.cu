@@ -17,19 +17,20 @@ __global__ void __launch_bounds__(GSHMEMI_XNODE_THREADS) gshmemi_xnode_move_kern
                                             gshmemi_move_name(what));
 }
 
-extern "C" int gshmemi_launch_xnode_move(void *stream, const void *team_entry, int what, int team,
-                                         void *dest, const void *src, size_t n, size_t es, int root,
-                                         ptrdiff_t dst, ptrdiff_t sst) {
-    return launch_k(gshmemi_xnode_move_kernel, 1, GSHMEMI_XNODE_THREADS, stream,
+extern "C" int gshmemi_launch_xnode_move(void *stream, gshmemi_coll_plan p, const void *team_entry,
+                                         int what, int team, void *dest, const void *src, size_t n,
+                                         size_t es, int root, ptrdiff_t dst, ptrdiff_t sst) {
+    return launch_k(gshmemi_xnode_move_kernel, p.nch, p.threads, stream,
                     *(const gshmemi_team *)team_entry, what, team, dest, src, n, es, root, dst, sst);
 }
 
 // Reductions by storage type (GSHMEMI_TYPE_CODE), each in coll_xnode_reduce.cu's unit of its type.
 #define GSHMEMI_TC(KIND, T, NAME)                                                            \
     case GSHMEMI_KIND_##KIND * 16 + (int)sizeof(T):                                          \
-        return gshmemi_launch_xnode_reduce_##NAME(op, stream, te, what, team, dest, src, n);
-extern "C" int gshmemi_launch_xnode_reduce(void *stream, const void *te, int what, int op, int type_code,
-                                           int team, void *dest, const void *src, size_t n) {
+        return gshmemi_launch_xnode_reduce_##NAME(op, stream, p, te, what, team, dest, src, n);
+extern "C" int gshmemi_launch_xnode_reduce(void *stream, gshmemi_coll_plan p, const void *te, int what,
+                                           int op, int type_code, int team, void *dest,
+                                           const void *src, size_t n) {
     switch (type_code) {
         GSHMEMI_REDUCE_STORAGE_TYPES(GSHMEMI_TC)
     default: return (int)cudaErrorInvalidValue;

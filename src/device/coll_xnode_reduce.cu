@@ -19,12 +19,12 @@ __global__ void __launch_bounds__(GSHMEMI_XNODE_THREADS) gshmemi_xnode_reduce_ke
 }
 
 template <class T>
-static int launch_op(int op, void *stream, const void *te, int what, int team, void *dest, const void *src,
-                     size_t n) {
+static int launch_op(int op, void *stream, gshmemi_coll_plan p, const void *te, int what, int team,
+                     void *dest, const void *src, size_t n) {
     const gshmemi_team t = *(const gshmemi_team *)te;
     switch (op) {
 #define GSHMEMI_CASE(OPNAME, OPCODE, unused)                                                 \
-    case OPCODE: return launch_k(gshmemi_xnode_reduce_kernel<T, OPCODE>, 1, GSHMEMI_XNODE_THREADS, stream, t, \
+    case OPCODE: return launch_k(gshmemi_xnode_reduce_kernel<T, OPCODE>, p.nch, p.threads, stream, t, \
                                  what, team, (T *)dest, (const T *)src, n);
         GSHMEM_REDUCE_ARITH_OPS(GSHMEMI_CASE, 0)
     default: break;
@@ -40,6 +40,7 @@ static int launch_op(int op, void *stream, const void *te, int what, int team, v
 }
 
 extern "C" int GSHMEMI_CAT(gshmemi_launch_xnode_reduce_, GSHMEMI_REDUCE_NAME)(
-    int op, void *stream, const void *te, int what, int team, void *dest, const void *src, size_t n) {
-    return launch_op<GSHMEMI_REDUCE_T>(op, stream, te, what, team, dest, src, n);
+    int op, void *stream, gshmemi_coll_plan p, const void *te, int what, int team, void *dest,
+    const void *src, size_t n) {
+    return launch_op<GSHMEMI_REDUCE_T>(op, stream, p, te, what, team, dest, src, n);
 }

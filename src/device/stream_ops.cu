@@ -10,6 +10,7 @@
 extern "C" {
 #include "internal.h"
 }
+#include "src/team/plan.h"
 
 // One warp: lanes split the flag stores and waits, so 32 PEs cost one round trip. No fence
 // before the arrival: this kernel has written nothing, and the stream's earlier work is
@@ -116,8 +117,9 @@ __global__ void gshmemi_team_sync_kernel(gshmemi_team t) {
     gshmemi_pdl_enter();
     gshmemi_team_sync_t<gshmemi_scope_warp, false>(&t, "gshmem_team_sync (host/on-stream form)");
 }
-extern "C" int gshmemi_launch_team_sync(void *stream, const void *team_entry) {
-    return launch_k(gshmemi_team_sync_kernel, 1, 32, stream, *(const gshmemi_team *)team_entry);
+extern "C" int gshmemi_launch_team_sync(void *stream, gshmemi_coll_plan p, const void *team_entry) {
+    return launch_k(gshmemi_team_sync_kernel, p.nch, p.threads, stream,
+                    *(const gshmemi_team *)team_entry);
 }
 
 extern "C" int gshmemi_launch_barrier_all(void *stream) {

@@ -286,25 +286,7 @@ int gshmemi_launch_signal(void *stream, uint64_t *p, uint64_t value, int sig_op,
  * values[i] or value. */
 int gshmemi_launch_wait_all(void *stream, void *ivars, size_t n, size_t size, int is_signed,
                             const int *status, int cmp, const void *values, uint64_t value);
-/* Teams and collectives (src/device/coll_ops.cu); nch blocks of `threads` threads; team_entry
- * is the host's copy of the team's gshmemi_team (passed to the kernel by value). */
-int gshmemi_launch_team_sync(void *stream, const void *team_entry);
-int gshmemi_launch_move(void *stream, const void *team_entry, int what, int team, void *dest,
-                        const void *src, size_t n, size_t es, int root, ptrdiff_t dst,
-                        ptrdiff_t sst, int nch, int threads);
-/* The copy-engine path of large moves: the move kernel's rounds on nch channels (first: the
- * arrival, else the completion), and a local copy on `blocks` blocks. */
-int gshmemi_launch_move_rounds(void *stream, const void *team_entry, int what, int team, int first,
-                               size_t n, size_t es, int root, ptrdiff_t dst, ptrdiff_t sst, int nch);
-int gshmemi_launch_local_copy(void *stream, void *dest, const void *src, size_t n, int blocks,
-                              int threads);
-int gshmemi_launch_reduce(void *stream, const void *team_entry, int what, int op, int type_code,
-                          int team, void *dest, const void *src, size_t n, int nch, int threads);
-/* The collectives of a team whose members span nodes (coll_xnode*.cu): one block each. */
-int gshmemi_launch_xnode_move(void *stream, const void *team_entry, int what, int team, void *dest,
-                              const void *src, size_t n, size_t es, int root, ptrdiff_t dst, ptrdiff_t sst);
-int gshmemi_launch_xnode_reduce(void *stream, const void *team_entry, int what, int op, int type_code,
-                                int team, void *dest, const void *src, size_t n);
+/* The team syncs and collectives take a plan: src/team/plan.h. */
 #ifdef __cplusplus
 }
 #endif

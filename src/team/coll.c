@@ -1,54 +1,14 @@
 /* Host forms of the collectives: check the arguments here (a message that names the call,
- * the PE and the argument, instead of a fault in a kernel), choose how many channels
- * (blocks) the kernel runs, and launch it on the caller's stream (on-stream forms: nothing
- * else, so they are safe inside CUDA graph capture) or on the internal stream and wait (the
- * blocking host forms). The same rule picks the channel count on every PE, since it depends
- * only on arguments every member passes alike. */
+ * the PE and the argument, instead of a fault in a kernel), ask plan.c for the plan (kernel,
+ * channels, threads) and launch it on the caller's stream (on-stream forms: nothing else, so
+ * they are safe inside CUDA graph capture) or on the internal stream and wait (the blocking
+ * host forms). The copy-engine path's stream work is done here. */
 #include <pthread.h>
 #include <cuda_runtime.h>
 
 #include "internal.h"
 #include "gshmem.h"
-#include "geometry.h"
-#include "placement.h"
-
-/* Messages up to half the team's scratch size take the one-shot path, one block per
- * COLL_ONESHOT_CHUNK bytes of the message (up to COLL_ONESHOT_CHANNELS); larger ones get
- * one block per CHANNEL_BYTES of traffic, up to the family's cap. */
-#define CHANNEL_BYTES ((size_t)gshmemi_cfg.COLL_CHANNEL_BYTES)
-
-/* Threads per block of the two-round kernels (their __launch_bounds__ is 512) and the most
- * channels they run, per family, as measured on 2xH200 (session 6): reductions (NVLink loads
- * and stores) did best with 128 blocks of 256 threads, moves (stores only) with 128 blocks of
- * 512 (128 MiB broadcast: 432 us; 256 threads 442; 64 blocks 444; 32 blocks 482; 16: 566). */
-static int threads_of(int t, int dflt) { return t >= 32 && t <= 512 && t % 32 == 0 ? t : dflt; }
-static int most_of(int n) { return n >= 1 && n <= GSHMEMI_MAX_CHANNELS ? n : GSHMEMI_MAX_CHANNELS; }
-static int oneshot_most(int n) { return n >= 1 && n <= GSHMEMI_ONESHOT_CHANNELS ? n : GSHMEMI_ONESHOT_CHANNELS; }
-#define REDUCE_THREADS threads_of(gshmemi_cfg.COLL_THREADS, 256)
-#define MOVE_THREADS threads_of(gshmemi_cfg.COLL_MOVE_THREADS, 512)
-#define REDUCE_CHANNELS most_of(gshmemi_cfg.COLL_MAX_CHANNELS)
-#define MOVE_CHANNELS most_of(gshmemi_cfg.COLL_MOVE_CHANNELS)
-#define COLLECT_CHANNELS 8   /* collect: counts differ per PE, so a fixed count */
-
-/* Whether a message of per_sender bytes fits the one-shot path (the device's gshmemi_oneshot
- * rule: the team has scratch and the message fits half of it). */
-static bool oneshot_fits(const gshmemi_team *t, size_t per_sender) {
-    return t->scratch && per_sender <= t->scratch_bytes / 2;
-}
-
-/* per_sender: bytes of one member's message (units of g: how the device slices it); most: the
- * family's channel cap for the two-round path. */
-static int channels(const gshmemi_team *t, size_t per_sender, size_t units, size_t g,
-                    size_t total, bool oneshot_ok, int most) {
-    if (oneshot_ok && oneshot_fits(t, per_sender))
-        return gshmemi_geom_oneshot_channels(per_sender, units, g, gshmemi_cfg.COLL_ONESHOT_CHUNK,
-                                             gshmemi_place_cap_blocks(
-                                                 oneshot_most(gshmemi_cfg.COLL_ONESHOT_CHANNELS)));
-    size_t n = total / CHANNEL_BYTES;
-    if (n < 1) n = 1;
-    if (n > (size_t)most) n = (size_t)most;
-    return gshmemi_place_cap_blocks((int)n);
-}
+#include "plan.h"
 
 static int check_buf(const char *call, const char *which, const void *p, size_t n) {
     const gshmemi_heap *h = &gshmemi_g.heap;
@@ -77,44 +37,38 @@ int gshmemi_host_team_sync(gshmem_team_t team, gshmemx_stream_t stream, int bloc
     const gshmemi_team *t = gshmemi_team_lookup(team, call);
     if (!t) return GSHMEM_ERR_INVALID_ARG;
     void *st = blocking ? gshmemi_g.stream : (void *)stream;
-    return finish(gshmemi_launch_team_sync(st, t), blocking, call);
+    return finish(gshmemi_launch_team_sync(st, gshmemi_plan_sync(t), t), blocking, call);
+}
+
+bool gshmemi_coll_stream_capturing(void *stream) {
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing((cudaStream_t)stream, &cs) != cudaSuccess) {
+        (void)cudaGetLastError();   /* e.g. the legacy stream while another thread captures */
+        return true;                /* (then nothing may be forked from it either) */
+    }
+    return cs != cudaStreamCaptureStatusNone;
 }
 
 /* ---- large moves through the copy engine --------------------------------------------------
- * A broadcast, fcollect or alltoall whose per-member message is at least COLL_CE_MIN (past
- * the one-shot path) sends what goes to the other members with the copy engine (386 GB/s
- * over NVLink on H200, against ~350 for SM stores spread over the same channels) while the
- * SMs copy this member's own part: on the caller's stream, the move kernel's arrival rounds;
- * a fork to the internal copy-engine stream for one cudaMemcpyAsync per member (staggered
- * like the kernel's copies) while the stream runs the local copy; the join; the completion
- * rounds. The rounds are the move kernel's, channel for channel, so members need not agree
- * on the path: a stream being captured takes the kernel (the fork would pull the shared
- * copy-engine stream into the capture). The copy engine's writes are performed when the copy
- * completes, which the completion round's kernel waits for in stream order (as quiet_on_stream
- * relies on). The lock keeps the fork and join of concurrent callers apart. */
+ * A broadcast, fcollect or alltoall that plan.c sends through the copy engine (each member's
+ * message at least COLL_CE_MIN, a stream not being captured) sends what goes to the other
+ * members with cudaMemcpyAsync while the SMs copy this member's own part: on the caller's
+ * stream, the move kernel's arrival rounds; a fork to the internal copy-engine stream for one
+ * cudaMemcpyAsync per member (staggered like the kernel's copies) while the stream runs the
+ * local copy; the join; the completion rounds. The rounds are the move kernel's, channel for
+ * channel, so members need not agree on the path. The copy engine's writes are performed when
+ * the copy completes, which the completion round's kernel waits for in stream order (as
+ * quiet_on_stream relies on). The lock keeps the fork and join of concurrent callers apart. */
 static pthread_mutex_t ce_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static bool ce_applies(const gshmemi_team *t, int what, size_t nb, cudaStream_t st) {
-    uint64_t min = gshmemi_cfg.COLL_CE_MIN;
-    if (what != GSHMEMI_MOVE_BROADCAST && what != GSHMEMI_MOVE_FCOLLECT && what != GSHMEMI_MOVE_ALLTOALL)
-        return false;
-    if (!min || nb < min || oneshot_fits(t, nb)) return false;
-    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(st, &cs) != cudaSuccess) {
-        (void)cudaGetLastError();   /* e.g. the legacy stream while another thread captures */
-        return false;
-    }
-    return cs == cudaStreamCaptureStatusNone;
-}
-
-static int move_ce(const gshmemi_team *t, int what, gshmem_team_t team, void *dest,
-                   const void *src, size_t nelems, size_t es, int root, ptrdiff_t dst,
-                   ptrdiff_t sst, int nch, cudaStream_t st, const char *call) {
+static int move_ce(gshmemi_coll_plan p, const gshmemi_team *t, int what, gshmem_team_t team,
+                   void *dest, const void *src, size_t nelems, size_t es, int root, ptrdiff_t dst,
+                   ptrdiff_t sst, cudaStream_t st, const char *call) {
     const int m = t->size, me = t->my_idx;
     const size_t nb = nelems * es;
     char *d = (char *)dest;
     const char *s = (const char *)src;
-    int err = gshmemi_launch_move_rounds(st, t, what, team, 1, nelems, es, root, dst, sst, nch);
+    int err = gshmemi_launch_move_rounds(st, p, t, what, team, 1, nelems, es, root, dst, sst);
     if (err) return err;
     /* my own part: where it goes in my dest, where it comes from */
     char *ld = what == GSHMEMI_MOVE_BROADCAST ? d : d + (size_t)me * nb;
@@ -134,11 +88,11 @@ static int move_ce(const gshmemi_team *t, int what, gshmem_team_t team, void *de
         err = (int)cudaMemcpyAsync(to, from, nb, cudaMemcpyDefault, ce);
     }
     if (!err) err = (int)cudaEventRecord(join, ce);
-    if (!err && local) err = gshmemi_launch_local_copy(st, ld, ls, nb, nch, MOVE_THREADS);
+    if (!err && local) err = gshmemi_launch_local_copy(st, p, ld, ls, nb);
     if (!err) err = (int)cudaStreamWaitEvent(st, join, 0);
     pthread_mutex_unlock(&ce_lock);
     if (err) return err;
-    return gshmemi_launch_move_rounds(st, t, what, team, 0, nelems, es, root, dst, sst, nch);
+    return gshmemi_launch_move_rounds(st, p, t, what, team, 0, nelems, es, root, dst, sst);
 }
 
 int gshmemi_host_move(int what, gshmem_team_t team, void *dest, const void *src, size_t nelems,
@@ -147,7 +101,7 @@ int gshmemi_host_move(int what, gshmem_team_t team, void *dest, const void *src,
     const gshmemi_team *t = gshmemi_team_lookup(team, call);
     if (!t) return GSHMEM_ERR_INVALID_ARG;
     size_t m = (size_t)t->size, nb = nelems * es;
-    size_t dbytes = 0, sbytes = 0, total = 0;
+    size_t dbytes = 0, sbytes = 0;
     switch (what) {
     case GSHMEMI_MOVE_BROADCAST:
         if (root < 0 || root >= t->size) {
@@ -156,11 +110,10 @@ int gshmemi_host_move(int what, gshmem_team_t team, void *dest, const void *src,
             return GSHMEM_ERR_INVALID_ARG;
         }
         dbytes = sbytes = nb;
-        total = nb * (m - 1);
         break;
-    case GSHMEMI_MOVE_FCOLLECT: dbytes = nb * m; sbytes = nb; total = nb * m; break;
+    case GSHMEMI_MOVE_FCOLLECT: dbytes = nb * m; sbytes = nb; break;
     case GSHMEMI_MOVE_COLLECT: sbytes = nb; break;  /* dest size depends on the others */
-    case GSHMEMI_MOVE_ALLTOALL: dbytes = sbytes = nb * m; total = nb * m; break;
+    case GSHMEMI_MOVE_ALLTOALL: dbytes = sbytes = nb * m; break;
     case GSHMEMI_MOVE_ALLTOALLS:
         if (dst < 1 || sst < 1) {
             gshmemi_error("%s: strides must be >= 1 (dst %td, sst %td)", call, dst, sst);
@@ -170,23 +123,18 @@ int gshmemi_host_move(int what, gshmem_team_t team, void *dest, const void *src,
             dbytes = ((m * nelems - 1) * (size_t)dst + 1) * es;
             sbytes = ((m * nelems - 1) * (size_t)sst + 1) * es;
         }
-        total = nb * m;
         break;
     default: return GSHMEM_ERR_INTERNAL;
     }
     if (check_buf(call, "dest", dest, dbytes) || check_buf(call, "source", src, sbytes))
         return GSHMEM_ERR_INVALID_ARG;
-    if (t->remote)   /* members on other nodes: one block, reads between team rounds */
-        return finish(gshmemi_launch_xnode_move(blocking ? gshmemi_g.stream : (void *)stream, t, what, team,
-                                                dest, src, nelems, es, root, dst, sst), blocking, call);
-    int nch = what == GSHMEMI_MOVE_COLLECT ? gshmemi_place_cap_blocks(COLLECT_CHANNELS)
-              : channels(t, nb, nb, 16, total, what != GSHMEMI_MOVE_ALLTOALLS, MOVE_CHANNELS);
     void *st = blocking ? gshmemi_g.stream : (void *)stream;
-    if (ce_applies(t, what, nb, (cudaStream_t)st))
-        return finish(move_ce(t, what, team, dest, src, nelems, es, root, dst, sst, nch,
+    const gshmemi_coll_plan p = gshmemi_plan_move(t, what, nb, st);
+    if (p.algo == GSHMEMI_ALGO_COPY_ENGINE)
+        return finish(move_ce(p, t, what, team, dest, src, nelems, es, root, dst, sst,
                               (cudaStream_t)st, call), blocking, call);
-    return finish(gshmemi_launch_move(st, t, what, team, dest, src, nelems, es, root, dst, sst, nch,
-                                      MOVE_THREADS), blocking, call);
+    return finish(gshmemi_launch_move(st, p, t, what, team, dest, src, nelems, es, root, dst, sst),
+                  blocking, call);
 }
 
 int gshmemi_host_reduce(int what, int op, int type_code, gshmem_team_t team, void *dest,
@@ -205,26 +153,8 @@ int gshmemi_host_reduce(int what, int op, int type_code, gshmem_team_t team, voi
                                                          : " without being the same array");
         return GSHMEM_ERR_INVALID_ARG;
     }
-    if (t->remote)
-        return finish(gshmemi_launch_xnode_reduce(blocking ? gshmemi_g.stream : (void *)stream, t, what, op,
-                                                  type_code, team, dest, src, nelems), blocking, call);
-    /* two-round traffic per PE: reads and writes of about 2 * nb (reduce-scatter: nb * m) */
-    size_t total = what == GSHMEMI_COLL_REDUCESCATTER ? nb * m : 2 * nb;
-    int nch = channels(t, nb, nelems, 16 / es, total, true, REDUCE_CHANNELS);
-    /* The 2-member variants of a two-round, out-of-place reduce, each from its own size
-       threshold (0 = never): all-read, each member computes the whole vector (every byte
-       crosses NVLink as a read); push, every byte crosses as a write (half of each source to
-       the member that owns it, then each member's half of the result). */
-    bool two_round_pair = what == GSHMEMI_COLL_REDUCE && t->size == 2 && dest != src &&
-                          !oneshot_fits(t, nb);
-    uint64_t allread = gshmemi_cfg.COLL_ALLREAD_MIN, push = gshmemi_cfg.COLL_PUSH_MIN;
-    if (two_round_pair && allread && nb >= allread) {
-        what = GSHMEMI_COLL_REDUCE_ALLREAD;
-        nch = channels(t, nb, nelems, 16 / es, nb, false, REDUCE_CHANNELS);
-    } else if (two_round_pair && push && nb >= push) {
-        what = GSHMEMI_COLL_REDUCE_PUSH;
-    }
     void *st = blocking ? gshmemi_g.stream : (void *)stream;
-    return finish(gshmemi_launch_reduce(st, t, what, op, type_code, team, dest, src, nelems, nch,
-                                        REDUCE_THREADS), blocking, call);
+    const gshmemi_coll_plan p = gshmemi_plan_reduce(t, what, nelems, es, dest == src);
+    return finish(gshmemi_launch_reduce(st, p, t, what, op, type_code, team, dest, src, nelems),
+                  blocking, call);
 }

@@ -29,26 +29,3 @@ void gshmemi_geom_split_2d(gshmemi_geom p, int pidx, int xrange, gshmemi_geom *x
     y->size = (n - xi + xrange - 1) / xrange;
     *yme = yi;
 }
-
-int gshmemi_geom_oneshot_channels(size_t nb, size_t units, size_t g, size_t chunk, int most) {
-    if (chunk < 16) chunk = 16;
-    if (g < 1) g = 1;
-    size_t k = (nb + chunk - 1) / chunk;
-    if (most >= 1 && k > (size_t)most) k = (size_t)most;
-    if (k < 1) k = 1;
-    for (;;) {   /* fewer channels until the last slice is not empty; k only shrinks */
-        size_t per = ((units + k - 1) / k + g - 1) / g * g;
-        size_t need = per ? (units + per - 1) / per : 1;
-        if (need < 1) need = 1;
-        if (need >= k) return (int)k;
-        k = need;
-    }
-}
-
-size_t gshmemi_geom_oneshot_pairs(size_t units, size_t g, size_t es, int nch) {
-    if (g < 1) g = 1;
-    size_t per = units;
-    if (nch > 1) per = ((units + (size_t)nch - 1) / (size_t)nch + g - 1) / g * g;
-    size_t bytes = (per < units ? per : units) * es;   /* slice 0 is the largest */
-    return bytes ? (bytes + 7) / 8 : 1;
-}

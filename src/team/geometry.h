@@ -23,17 +23,4 @@ bool gshmemi_geom_split_strided(gshmemi_geom parent, int pidx, int start, int st
 void gshmemi_geom_split_2d(gshmemi_geom parent, int pidx, int xrange, gshmemi_geom *x, int *xme,
                            gshmemi_geom *y, int *yme);
 
-/* Channels (blocks) of a one-shot collective: one per `chunk` bytes of each member's message
- * (nb bytes), at most `most`, and never one whose slice is empty, since every channel must send
- * each member at least one word. The device slices `units` (elements or bytes) in multiples of
- * g: slice c is [c * per, (c + 1) * per) clipped to units, per = ceil(units / nch) rounded up
- * to g (gshmemi_slice in gshmem/device/coll.h). */
-int gshmemi_geom_oneshot_channels(size_t nb, size_t units, size_t g, size_t chunk, int most);
-
-/* LL pairs (8 data bytes each) in the largest slice of a one-shot call on nch channels: units
- * of es bytes sliced in multiples of g as the device slices them (an empty slice still sends
- * one pair). The host gives a one-shot kernel one thread per pair; the one-pair reduce kernel
- * relies on this count being exact or more. */
-size_t gshmemi_geom_oneshot_pairs(size_t units, size_t g, size_t es, int nch);
-
 #endif

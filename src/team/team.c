@@ -22,6 +22,7 @@
 #include "placement.h"
 #include "gshmem/device/state.h"
 #include "geometry.h"
+#include "plan.h"
 
 typedef struct host_team {
     gshmemi_team d;                /* the device entry, as published */
@@ -300,7 +301,7 @@ int gshmem_team_get_config(gshmem_team_t team, long config_mask, gshmem_team_con
 
 /* Blocking sync of `team` from the host (the kernel of gshmem_team_sync). */
 static gshmemi_status host_sync(gshmemi_state *s, int team, const char *call) {
-    GSHMEMI_CUDA(gshmemi_launch_team_sync(s->stream, &T.tab[team].d));
+    GSHMEMI_CUDA(gshmemi_launch_team_sync(s->stream, gshmemi_plan_sync(&T.tab[team].d), &T.tab[team].d));
     return sync_stream(s, call);
 }
 

@@ -4,10 +4,7 @@
  * picking parent indices start, start + stride, ...; each parent PE's index in it is its
  * position in that list (or -1). split_2d: every parent PE lands in exactly one row and one
  * column, rows and columns are the PEs with its y (resp. x), in order, and the x teams of a
- * parent are disjoint and cover it (likewise the y teams). One-shot channel counts: between 1
- * and the most allowed, no more than one per chunk, and every slice the device cuts (its own
- * formula, written again here) is non-empty and the slices tile the message, for every count
- * and granularity of the collectives up to 64 KiB and a sample beyond. */
+ * parent are disjoint and cover it (likewise the y teams). */
 #include <stdio.h>
 #include <string.h>
 
@@ -87,59 +84,7 @@ static void check_2d(gshmemi_geom p) {
     }
 }
 
-/* the device's slice c of nch (gshmemi_slice): [lo, hi) of units in multiples of g */
-static void slice(size_t units, int c, int nch, size_t g, size_t *lo, size_t *hi) {
-    size_t per = (units + (size_t)nch - 1) / (size_t)nch;
-    per = (per + g - 1) / g * g;
-    size_t a = (size_t)c * per;
-    *lo = a < units ? a : units;
-    *hi = a + per < units ? a + per : units;
-}
-static void check_oneshot(size_t units, size_t es, size_t g, size_t chunk, int most) {
-    size_t nb = units * es;
-    int k = gshmemi_geom_oneshot_channels(nb, units, g, chunk, most);
-    size_t cap = (nb + (chunk < 16 ? 16 : chunk) - 1) / (chunk < 16 ? 16 : chunk);
-    bool ok = k >= 1 && k <= most && ((size_t)k <= cap || k == 1);
-    size_t next = 0;
-    for (int c = 0; ok && c < k; c++) {
-        size_t lo, hi;
-        slice(units, c, k, g, &lo, &hi);
-        if (lo != next || (units && hi <= lo)) ok = false;   /* contiguous, non-empty */
-        next = hi;
-    }
-    if (next != units) ok = false;
-    EXPECT(ok, "oneshot_channels(nb %zu, units %zu, g %zu, chunk %zu, most %d) = %d: a slice is empty, "
-          "out of order, or the count is out of range", nb, units, g, chunk, most, k);
-}
-
-/* the host's thread count of a one-shot kernel: exactly the pairs of the largest slice */
-static void check_pairs(size_t units, size_t es, size_t g, int nch) {
-    size_t most = 0;
-    for (int c = 0; c < nch; c++) {
-        size_t lo, hi;
-        slice(units, c, nch, g, &lo, &hi);
-        size_t bytes = (hi - lo) * es, pairs = bytes ? (bytes + 7) / 8 : 1;
-        if (pairs > most) most = pairs;
-    }
-    size_t got = gshmemi_geom_oneshot_pairs(units, g, es, nch);
-    EXPECT(got == most, "oneshot_pairs(units %zu, g %zu, es %zu, nch %d) = %zu, slices need %zu",
-           units, g, es, nch, got, most);
-}
-
 int main(void) {
-    /* reductions: elements of es bytes in groups of 16 / es; moves: bytes in groups of 16 */
-    static const size_t chunks[] = {1, 16, 100, 1024, 4096, 16384};
-    for (size_t ci = 0; ci < sizeof chunks / sizeof chunks[0]; ci++)
-        for (size_t es = 1; es <= 8; es *= 2) {
-            for (size_t units = 0; units <= (64u << 10) / es; units += units < 4096 ? 1 : 37)
-                check_oneshot(units, es, 16 / es, chunks[ci], 16);
-            for (size_t units = 0; units <= 3000; units++) check_oneshot(units, 1, 16, chunks[ci], 16);
-            check_oneshot((256u << 10) / es, es, 16 / es, chunks[ci], 16);
-            check_oneshot(7, es, 16 / es, chunks[ci], 1);
-        }
-    for (size_t es = 1; es <= 8; es *= 2)
-        for (size_t units = 0; units <= 5000; units += units < 300 ? 1 : 7)
-            for (int nch = 1; nch <= 16; nch++) check_pairs(units, es, 16 / es, nch);
     for (int start = 0; start < 3; start++)
         for (int stride = 1; stride < 4; stride++)
             for (int size = 1; size <= 9; size++) {
