@@ -170,15 +170,6 @@
 #define GSHMEMI_COLL_REDUCESCATTER 1
 #define GSHMEMI_COLL_INSCAN 2
 #define GSHMEMI_COLL_EXSCAN 3
-/* reduce on a 2-member team where each member reads both sources whole and writes only its
- * own dest (all traffic NVLink reads; not in place): the host's choice above
- * GSHMEM_COLL_ALLREAD_MIN */
-#define GSHMEMI_COLL_REDUCE_ALLREAD 4
-/* reduce on a 2-member team with only NVLink writes: each member first writes its source's
- * half that the other owns into the other's dest, then (after a flag round) combines that
- * with its own source and writes the result to both dests; not in place: the host's choice
- * from GSHMEM_COLL_PUSH_MIN */
-#define GSHMEMI_COLL_REDUCE_PUSH 5
 
 /* Data-moving collectives the host forms pass to the kernels. */
 #define GSHMEMI_MOVE_BROADCAST 0

@@ -6,8 +6,18 @@
 #include "oneshot.h"
 
 /* ---- reductions, reduce-scatter, scans ------------------------------------------------------ */
-/* what: GSHMEMI_COLL_REDUCE / REDUCESCATTER / INSCAN / EXSCAN. n = nreduce (elements per PE
- * block for reducescatter) or nelems. */
+/* what: GSHMEMI_COLL_REDUCE / REDUCESCATTER / INSCAN / EXSCAN (gshmem/types.h), or one of the
+ * two 2-member variants of a two-round reduce below. n = nreduce (elements per PE block for
+ * reducescatter) or nelems. */
+/* The 2-member variants (not in place), which only the library's reduce kernel runs, when the
+ * host's plan (src/team/plan.c) chooses them:
+ * ALLREAD: each member reads both sources whole and writes only its own dest (all traffic
+ *   NVLink reads);
+ * PUSH: each member first writes the half of its source that the other owns into the other's
+ *   dest, then (after a flag round) combines that with its own source and writes the result to
+ *   both dests (all traffic NVLink writes). */
+#define GSHMEMI_COLL_REDUCE_ALLREAD 4
+#define GSHMEMI_COLL_REDUCE_PUSH 5
 /* Entry checks of a reduction on this PE: members reachable, buffers in the heap (debug). */
 template <class T>
 GSHMEMI_DEV void gshmemi_reduce_check(const gshmemi_team *t, int what, const T *dest, const T *src,
