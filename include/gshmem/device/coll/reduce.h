@@ -72,7 +72,7 @@ template <class T> GSHMEMI_DEV uint2 gshmemi_ll_pack(const T *p, int ne) {
 /* The one-pair form of the one-shot reduce (what == REDUCE only), for the on-stream kernels
  * when the block has a thread for every LL pair of its slice (the host's thread count is one
  * per pair up to 512, so every call whose slice is at most 4 KiB: all one-shot calls up to
- * 64 KiB per member by default). Same protocol, words and buffers as
+ * 256 KiB per member by default). Same protocol, words and buffers as
  * gshmemi_reduce_oneshot_run (the two interoperate call after call), written without loops
  * over pairs and without byte-wise paths: thread r packs pair r of my slice, sends it to
  * every member, waits for pair r of every member's message and combines them in team order.
