@@ -61,19 +61,20 @@ static const Col cols[] = {
 #define NCOLS (int)(sizeof cols / sizeof cols[0])
 
 static const char usage[] =
-    "usage: gshmem-perftest-bandwidth [--min-size BYTES] [--max-size BYTES] [--csv FILE]\n"
+    "usage: gshmem-perftest-bandwidth [--min-size BYTES] [--max-size BYTES] [--only COLS] [--csv FILE]\n"
     "  (run on exactly 2 PEs: gshmrun -n 2 ...)\n"
     "  put/get bandwidth from PE 0 to PE 1 in GB/s by message size (x4 steps), block, warp and\n"
     "  thread scope on 1, 8 and 132 blocks; every transfer is checked\n"
     "  --min-size BYTES   smallest size (default 1K; K/M/G suffixes)\n"
     "  --max-size BYTES   largest size (default 256M, at most 256M)\n"
+    "  --only COLS        only these columns, comma-separated (e.g. put1,get1; the others print 0)\n"
     "  --csv FILE         also write the table as CSV\n"
     "  --help             this text\n";
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     size_t min_size = 1024, max_size = 256ull << 20;
-    const char *csv_path = NULL;
+    const char *csv_path = NULL, *only = NULL;
     for (int a = 1; a < argc; a++) {
         const char *v;
         if (bench_is_help(argv[a])) bench_usage_exit(usage, 0);
@@ -81,6 +82,7 @@ int main(int argc, char **argv) {
         else if (bench_opt(argc, argv, &a, "--max-size", &v) && (max_size = bench_parse_count(v)) &&
                  max_size <= (256ull << 20)) continue;
         else if (bench_opt(argc, argv, &a, "--csv", &csv_path)) continue;
+        else if (bench_opt(argc, argv, &a, "--only", &only)) continue;
         else bench_usage_exit(usage, 2);
     }
     bench_init();
@@ -115,6 +117,7 @@ int main(int argc, char **argv) {
         int nslots = (int)std::min<size_t>(region / sz, 64);
         for (int ci = 0; ci < NCOLS; ci++) {
             const Col &c = cols[ci];
+            if (only && !bench_listed(only, c.name)) continue;
             int nb = c.blocks;
             /* block columns: n / nb bytes per block as before; thread and warp slices in 16 B */
             bool group = c.kind == PUT_THREAD || c.kind == PUT_WARP;

@@ -38,6 +38,19 @@ static inline size_t bench_parse_count(const char *s) {
     return *end || end == s ? 0 : (size_t)v;
 }
 
+/* Whether name is one of the comma-separated names of list. */
+static inline bool bench_listed(const char *list, const char *name) {
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n)) return true;
+        if (!e) break;
+        p = e + 1;
+    }
+    return false;
+}
+
 #define CK(x)                                                                                \
     do {                                                                                     \
         cudaError_t e_ = (x);                                                                \
