@@ -13,11 +13,16 @@
  *               order) and, for collect, its count is in every member's vals;
  *   middle:     (reduce) every member's block of the result is in its dest;
  *   completion: every member has finished reading this PE's source and dest, which the caller
- *               may then overwrite. */
+ *               may then overwrite.
+ *
+ * Small all-reduces and fcollects push instead (rule.h's gshmemi_xnode_push_ok): one network
+ * trip, no round (gshmemi_xnode_push below). */
 #ifndef GSHMEM_DEVICE_COLL_XNODE_H
 #define GSHMEM_DEVICE_COLL_XNODE_H
 
 #include "../rma.h"
+#include "../signal.h"
+#include "../sync.h"
 #include "reduce.h"
 #include "move.h"
 
@@ -107,6 +112,47 @@ GSHMEMI_DEV void gshmemi_xnode_fetch(const gshmemi_team *t, const T *from, size_
     gshmemi_xnode_quiet<S>(call);
 }
 
+/* The push path: this call's count k (t->seqs[0], this PE's alone) picks parity f = k & 1 of
+ * the team's scratch, [f][member] slots of scratch_bytes. My message goes first into my own
+ * slot (so the caller may reuse src at once, and the proxy reads it from there later), then
+ * with put_signal (SIGNAL_ADD 1) into slot `me` of every other member: stores on my node, the
+ * proxy to other nodes, the signal after the data. The team's channel-1 flags (the one-node
+ * rounds' extra channels, never used by a team that spans nodes) count the arrivals, one word
+ * per parity: after call k, word f holds (k + f) / 2 * (m - 1). Returns the parity's slots,
+ * every member's message in place.
+ * Slot reuse: my call k + 2 writes slot `me` of parity f at member j again only after j's
+ * call k + 1 message reached me, which j sent after it finished call k, reading that slot; the
+ * proxy's read of my own slot for call k happened before any member could receive my call
+ * k + 1 message, which every member's call k + 2 waits for. So no round is needed. */
+template <class S>
+GSHMEMI_DEV const char *gshmemi_xnode_push(const gshmemi_team *t, const void *src, size_t nb,
+                                           const char *call) {
+    const int m = t->size, me = t->my_idx;
+    const uint64_t k = *(volatile uint64_t *)t->seqs + 1;
+    S::sync();
+    if (S::rank() == 0) *(volatile uint64_t *)t->seqs = k;
+    const uint32_t f = (uint32_t)(k & 1);
+    char *area = t->scratch + (size_t)f * (size_t)m * t->scratch_bytes;
+    char *mine = area + (size_t)me * t->scratch_bytes;
+    gshmemi_copy_group<false>(mine, src, nb, S::rank(), S::size());
+    uint64_t *sig = t->flags + (size_t)m + f;
+    for (int q = 1; q < m; q++) {   /* (put_signal's group sync orders the copy before it) */
+        int j = me + q < m ? me + q : me + q - m;
+        gshmemi_put_signal<S, false>(mine, mine, nb, sig, 1, GSHMEM_SIGNAL_ADD, gshmemi_team_pe(t, j), call);
+    }
+    if (S::rank() == 0) gshmemi_wait<uint64_t>(sig, GSHMEM_CMP_GE, (k + f) / 2 * (uint64_t)(m - 1), call);
+    S::sync();
+    return area;
+}
+
+/* Inputs of a pushed all-reduce: member j's message in slot j (mine included). */
+template <class T> struct gshmemi_in_slots {
+    const T *area;
+    size_t stride;   /* elements per slot */
+    __device__ __forceinline__ const T *ptr(int j) const { return area + (size_t)j * stride; }
+    __device__ __forceinline__ bool aligned16() const { return ((uintptr_t)area & 15) == 0; }
+};
+
 /* Reductions: what = REDUCE (all-reduce: reduce-scatter by owner blocks, then every member
  * reads every block), REDUCESCATTER (member k's dest = the combine of block k of every source),
  * INSCAN / EXSCAN (sum over members <= k / < k; exscan's member 0 gets zeros). */
@@ -119,6 +165,13 @@ GSHMEMI_COLL_FN void gshmemi_xnode_reduce(const gshmemi_team *t, int team, int w
     if (ce == 0) gshmemi_xnode_no_tmp(call, team, m);
     gshmemi_coll_check_bufs(dest, n * sizeof(T), src,
                             (what == GSHMEMI_COLL_REDUCESCATTER ? (size_t)m : 1) * n * sizeof(T), call);
+    if (what == GSHMEMI_COLL_REDUCE && gshmemi_xnode_push_ok(t, n * sizeof(T), gshmemi_dstate.debug)) {
+        const char *area = gshmemi_xnode_push<S>(t, src, n * sizeof(T), call);
+        gshmemi_in_slots<T> x{(const T *)area, t->scratch_bytes / sizeof(T)};
+        gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, x, dest, m, 0, n, S::rank(), S::size());
+        S::sync();
+        return;
+    }
     gshmemi_xnode_arrive<S>(t, team, gshmemi_sig(100 + what, sizeof(T), OP, n, 0), call);
     const bool rs = what == GSHMEMI_COLL_REDUCESCATTER;
     const bool scan = what == GSHMEMI_COLL_INSCAN || what == GSHMEMI_COLL_EXSCAN;
@@ -189,6 +242,13 @@ GSHMEMI_COLL_FN void gshmemi_xnode_move(const gshmemi_team *t, int team, int wha
     gshmemi_coll_check_bufs(dest, what == GSHMEMI_MOVE_BROADCAST ? nb : what == GSHMEMI_MOVE_COLLECT ? 0 : nb * m,
                             src, what == GSHMEMI_MOVE_ALLTOALL ? nb * m : what == GSHMEMI_MOVE_ALLTOALLS ? 0 : nb,
                             call);
+    if (what == GSHMEMI_MOVE_FCOLLECT && gshmemi_xnode_push_ok(t, nb, gshmemi_dstate.debug)) {
+        const char *area = gshmemi_xnode_push<S>(t, src, nb, call);
+        for (int j = 0; j < m; j++)
+            gshmemi_copy_group<false>(d + (size_t)j * nb, area + (size_t)j * t->scratch_bytes, nb, S::rank(), S::size());
+        S::sync();
+        return;
+    }
     if (what == GSHMEMI_MOVE_COLLECT && S::rank() == 0)
         for (int j = 0; j < m; j++) gshmemi_xnode_set(t->vals + me, (uint64_t)n, gshmemi_team_pe(t, j), call);
     gshmemi_xnode_arrive<S>(t, team, gshmemi_move_sig(what, n, es, root, dst, sst), call);
