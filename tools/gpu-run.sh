@@ -184,6 +184,8 @@ if [ "$what" = all ] || [ "$what" = remote ]; then
   # REMOTE_PARTS picks the parts (default all, in this order); REMOTE_BW_ARGS the bandwidth sizes
   # (small transfers are one descriptor each: 1 KiB .. 64 KiB take minutes at tcp's op rate)
   parts=${REMOTE_PARTS:-fabric atomics bandwidth split coll latency}
+  # (the 132-block and thread/warp columns post thousands of small descriptors: through the proxy
+  # a 1 MiB trial of them takes minutes, docs/performance.md "Session 16")
   has() { [[ " $parts " == *" $1 "* ]]; }
   echo "== remote: 2 PEs as 2 nodes on one GPU (proxy, tcp;ofi_rxm on lo) beside raw libfabric ($parts) =="
   if [ -x $B/bench/fabric_baseline ]; then
@@ -192,7 +194,7 @@ if [ "$what" = all ] || [ "$what" = remote ]; then
     # the rates first (atomics, bandwidth), then the latencies
     has atomics && timeout 120 $B/tools/gshmrun -n 2 --nodes 2 -t 110 $B/bench/atomics_remote 2>&1 | tee "$L/remote-atomics.log"
     has bandwidth && timeout 240 $B/tools/gshmrun -n 2 --nodes 2 -t 230 $B/bench/bandwidth_remote \
-      ${REMOTE_BW_ARGS:---min-size 64K --max-size 16M} --csv "$L/remote-bandwidth.csv" 2>&1 | tee "$L/remote-bandwidth.log"
+      ${REMOTE_BW_ARGS:---min-size 64K --max-size 16M --only put1,put8,get1,get8} --csv "$L/remote-bandwidth.csv" 2>&1 | tee "$L/remote-bandwidth.log"
     # the time split of p alone: the proxies' counters (GSHMEM_DEBUG=1 prints them at finalize)
     # and the GPU <-> proxy round trip with nothing on the wire (test_channel)
     has split && GSHMEM_DEBUG=1 timeout 100 $B/tools/gshmrun -n 2 --nodes 2 -t 90 $B/bench/latency_remote --iters 200 --p-only \
