@@ -26,6 +26,7 @@
  * its PE (a request queued after it closes it), so packing never moves an operation ahead of
  * one posted before it to the same PE. Gets, and puts larger than a chunk, go in requests of
  * their own, one per chunk. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,6 +105,13 @@ typedef struct partial {   /* a put_signal being received */
     uint64_t op_id, got;
 } partial;
 
+#define LAT_BINS 48   /* half octaves from 0.125 us: up to about 2 s */
+typedef struct lat_stat {
+    double sum, max;
+    uint64_t n;
+    uint32_t bin[LAT_BINS];
+} lat_stat;
+
 struct staged {
     size_t chunk, bufsz;
     size_t pack_put;    /* puts of at most this many bytes travel packed (one message's worth) */
@@ -127,9 +135,43 @@ struct staged {
     int n_parts, cap_parts;
     /* time split (GSHMEM_DEBUG=1 prints it at finalize): request queued -> handed to the
      * provider (source copy), request received -> placed in GPU memory (target) */
-    double send_wait_sum, send_wait_max, place_sum, place_max;
-    uint64_t n_sent, n_placed;
+    lat_stat send_wait, place;
 };
+
+/* ---- time split ------------------------------------------------------------------------------
+ * A mean alone misleads: a few stalls of milliseconds (a first contact, a busy GPU) among
+ * thousands of 10-us requests double it. So each interval also goes into a histogram of
+ * half-octave bins from 0.125 us, from which the median and the 99th percentile are read (as
+ * their bin's upper edge: within 41 %). */
+static void lat_add(lat_stat *l, double secs) {
+    l->sum += secs;
+    l->n++;
+    if (secs > l->max) l->max = secs;
+    double u = secs * 1e6 / 0.125;
+    int k = 0;
+    while (k < LAT_BINS - 1 && u >= 1.4142135623730951) {
+        u /= 1.4142135623730951;
+        k++;
+    }
+    l->bin[k]++;
+}
+
+/* The upper edge in us of the bin holding quantile q (0..1) of what was added. */
+static double lat_quantile(const lat_stat *l, double q) {
+    uint64_t want = (uint64_t)(q * (double)l->n), seen = 0;
+    double edge = 0.125 * 1.4142135623730951;
+    for (int k = 0; k < LAT_BINS; k++, edge *= 1.4142135623730951) {
+        seen += l->bin[k];
+        if (seen > want) return edge < 1e6 * l->max ? edge : 1e6 * l->max;
+    }
+    return 1e6 * l->max;
+}
+
+/* "mean M us, median <= A, p99 <= B (max X)" */
+static void lat_say(const lat_stat *l, char *buf, size_t len) {
+    snprintf(buf, len, "mean %.2f us, median <= %.2f, p99 <= %.1f (max %.1f)",
+             l->n ? 1e6 * l->sum / (double)l->n : 0.0, lat_quantile(l, 0.5), lat_quantile(l, 0.99), 1e6 * l->max);
+}
 
 static void bq_push(bq *q, sbuf *b) {
     b->next = NULL;
@@ -205,12 +247,13 @@ gshmemi_status gshmemi_staged_open(gshmemi_proxy *x) {
 void gshmemi_staged_close(gshmemi_proxy *x) {
     struct staged *s = x->st;
     if (!s) return;
-    if (s->n_sent || s->n_placed)
-        gshmemi_info("proxy: %llu requests sent, queued -> provider mean %.2f us (max %.1f); %llu requests served, "
-                     "received -> placed in GPU memory mean %.2f us (max %.1f)", (unsigned long long)s->n_sent,
-                     s->n_sent ? 1e6 * s->send_wait_sum / (double)s->n_sent : 0.0, 1e6 * s->send_wait_max,
-                     (unsigned long long)s->n_placed, s->n_placed ? 1e6 * s->place_sum / (double)s->n_placed : 0.0,
-                     1e6 * s->place_max);
+    if (s->send_wait.n || s->place.n) {
+        char a[128], b[128];
+        lat_say(&s->send_wait, a, sizeof a);
+        lat_say(&s->place, b, sizeof b);
+        gshmemi_info("proxy: %llu requests sent, queued -> provider %s; %llu requests served, received -> placed "
+                     "in GPU memory %s", (unsigned long long)s->send_wait.n, a, (unsigned long long)s->place.n, b);
+    }
     if (x->p.mem.flush) x->p.mem.flush(x->p.mem.ctx);   /* nothing may still copy from/to the slab */
     if (s->slab && x->p.mem.unpin) x->p.mem.unpin(x->p.mem.ctx, s->slab);
     free(s->slab);
@@ -443,10 +486,7 @@ static int send_requests(gshmemi_proxy *x) {
         bq_pop(&s->to_send);
         if (s->open[b->peer] == b) s->open[b->peer] = NULL;   /* handed over: closed */
         work++;
-        double w = gshmemi_proxy_now() - b->t_in;
-        s->send_wait_sum += w;
-        s->n_sent++;
-        if (w > s->send_wait_max) s->send_wait_max = w;
+        lat_add(&s->send_wait, gshmemi_proxy_now() - b->t_in);
         if (!ret) {
             request_state(x, b, false, NULL);
             continue;
@@ -753,10 +793,7 @@ static int finish_placed(gshmemi_proxy *x) {
         bq_pop(&s->placing);
         work++;
         if (b->pool == P_RSP) {
-            double w = gshmemi_proxy_now() - b->req->t_in;
-            s->place_sum += w;
-            s->n_placed++;
-            if (w > s->place_max) s->place_max = w;
+            lat_add(&s->place, gshmemi_proxy_now() - b->req->t_in);
             send_response(x, b);
             post_recv(x, b->req);
             continue;
@@ -868,8 +905,8 @@ static int bq_len(const bq *q) {
 void gshmemi_staged_describe(const gshmemi_proxy *x, char *buf, size_t len) {
     const struct staged *s = x->st;
     size_t o = (size_t)snprintf(buf, len, "sent %llu, served %llu; to_send %d, placing %d, deferred %d, unsent %d; "
-                                "memops done %llu; credits used:", (unsigned long long)s->n_sent,
-                                (unsigned long long)s->n_placed, bq_len(&s->to_send), bq_len(&s->placing),
+                                "memops done %llu; credits used:", (unsigned long long)s->send_wait.n,
+                                (unsigned long long)s->place.n, bq_len(&s->to_send), bq_len(&s->placing),
                                 bq_len(&s->deferred), bq_len(&s->unsent),
                                 (unsigned long long)(x->p.mem.done ? x->p.mem.done(x->p.mem.ctx) : 0));
     for (int pe = 0; pe < x->p.npes && o < len; pe++)
