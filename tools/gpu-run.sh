@@ -207,7 +207,7 @@ if [ "$what" = all ] || [ "$what" = remote ]; then
     # the time split of p alone: the proxies' counters (GSHMEM_DEBUG=1 prints them at finalize)
     # and the GPU <-> proxy round trip with nothing on the wire (test_channel)
     has split && GSHMEM_DEBUG=1 timeout 100 $B/tools/gshmrun -n 2 --nodes 2 -t 90 $B/bench/latency_remote --iters 200 --p-only \
-      2>&1 | grep -E "one-way|requests sent" | tee "$L/remote-split.log"
+      2>&1 | grep -E "one-way|requests sent|CUDA calls" | tee "$L/remote-split.log"
     has split && [ -x $B/tests/gpu/test_channel ] && timeout 100 $B/tests/gpu/test_channel 2>&1 | grep -E "round trip|drain" \
       | tee -a "$L/remote-split.log"
     # collectives across nodes: 4 PEs as 2 nodes x 2 (WORLD spans them), the link's put

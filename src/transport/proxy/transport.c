@@ -14,6 +14,7 @@
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 #include "memq.h"
@@ -39,7 +40,29 @@ typedef struct proxy_tctx {
     gshmemi_amo_desc *amos;       /* pinned, mapped: the atomics' descriptors */
     gshmemi_amo_desc *d_amos;     /* the same, as the GPU sees it */
     gshmemi_memq q;
+    /* How long the memory queue's CUDA calls took (GSHMEM_DEBUG=1 prints it at finalize): they
+     * only enqueue, so a long one means the driver held the proxy thread (a full stream queue,
+     * a lock) — what session 16's many-block runs could not tell from the outside */
+    struct {
+        uint64_t n;
+        double sum, max;
+    } ct[3];
 } proxy_tctx;
+
+enum { CT_COPY, CT_WRITE, CT_ATOMICS };
+
+static double wall_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void ct_add(proxy_tctx *c, int k, double t0) {
+    double w = wall_s() - t0;
+    c->ct[k].n++;
+    c->ct[k].sum += w;
+    if (w > c->ct[k].max) c->ct[k].max = w;
+}
 
 /* ---- the memory queue's CUDA backend (proxy thread only) -----------------------------
  * Everything goes on one stream of the proxy (high priority, non-blocking). A ticket is a
@@ -86,7 +109,9 @@ static int mem_fail(const char *what, cudaError_t e) {
 static int be_copy(void *ctx, void *dst, const void *src, size_t n, bool to_device) {
     proxy_tctx *c = ctx;
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
+    double t0 = wall_s();
     cudaError_t e = cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, c->stream);
+    ct_add(c, CT_COPY, t0);
     if (e != cudaSuccess)
         return mem_fail(to_device ? "copy to GPU memory (cudaMemcpyAsync)" : "copy from GPU memory (cudaMemcpyAsync)", e);
     return 0;
@@ -95,8 +120,10 @@ static int be_copy(void *ctx, void *dst, const void *src, size_t n, bool to_devi
 /* A 64-bit stream write (no SM needed), after everything before it on the stream. */
 static int stream_write(proxy_tctx *c, uint64_t *addr, uint64_t value, const char *what) {
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
+    double t0 = wall_s();
     CUresult r = cuStreamWriteValue64((CUstream)c->stream, (CUdeviceptr)(uintptr_t)addr, value,
                                       CU_STREAM_WRITE_VALUE_DEFAULT);
+    ct_add(c, CT_WRITE, t0);
     return r == CUDA_SUCCESS ? 0 : cu_fail(what, r);
 }
 
@@ -107,8 +134,10 @@ static int be_write64(void *ctx, uint64_t *dev_addr, uint64_t value) {
 static int be_atomics(void *ctx, unsigned first, unsigned n) {
     proxy_tctx *c = ctx;
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
+    double t0 = wall_s();
     cudaError_t e = (cudaError_t)gshmemi_launch_amo_batch(c->stream, c->d_amos, c->d_words_host + 1, first, n,
                                                           GSHMEMI_MEMQ_SLOTS);
+    ct_add(c, CT_ATOMICS, t0);
     return e == cudaSuccess ? 0 : mem_fail("atomics on GPU memory (batch kernel)", e);
 }
 
@@ -190,6 +219,15 @@ static gshmemi_status open_context(proxy_tctx *c) {
 }
 
 static void close_context(proxy_tctx *c) {
+    if (c->ct[CT_COPY].n || c->ct[CT_WRITE].n || c->ct[CT_ATOMICS].n) {
+        double mean[3];
+        for (int k = 0; k < 3; k++) mean[k] = c->ct[k].n ? 1e6 * c->ct[k].sum / (double)c->ct[k].n : 0.0;
+        gshmemi_info("proxy: the memory queue's CUDA calls: %llu copies (mean %.2f us, max %.1f), %llu stream "
+                     "writes (mean %.2f, max %.1f), %llu atomic batches (mean %.2f, max %.1f)",
+                     (unsigned long long)c->ct[CT_COPY].n, mean[CT_COPY], 1e6 * c->ct[CT_COPY].max,
+                     (unsigned long long)c->ct[CT_WRITE].n, mean[CT_WRITE], 1e6 * c->ct[CT_WRITE].max,
+                     (unsigned long long)c->ct[CT_ATOMICS].n, mean[CT_ATOMICS], 1e6 * c->ct[CT_ATOMICS].max);
+    }
     if (!c->ctx || ctx_enter(c)) return;
     if (c->words) cudaFreeHost(c->words);
     if (c->amos) cudaFreeHost(c->amos);
