@@ -22,3 +22,12 @@ gshmemi_status gshmemi_cuda_check(int err, const char *call, const char *file, i
                   file, line);
     return GSHMEM_ERR_CUDA;
 }
+
+bool gshmemi_stream_capturing(void *stream) {
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing((cudaStream_t)stream, &cs) != cudaSuccess) {
+        (void)cudaGetLastError();   /* e.g. the legacy stream while another thread captures */
+        return true;                /* (then nothing may be forked from it either) */
+    }
+    return cs != cudaStreamCaptureStatusNone;
+}

@@ -366,6 +366,9 @@ int gshmemi_host_reduce(int what, int op, int type_code, gshmem_team_t team, voi
 /* ---- CUDA error translation (cuda_util.c) --------------------------------------------- */
 gshmemi_status gshmemi_cu_check(int cu_result, const char *call, const char *file, int line);
 gshmemi_status gshmemi_cuda_check(int cuda_err, const char *call, const char *file, int line);
+/* Whether `stream` is being captured into a CUDA graph (cuda_util.c; the plan asks it, and its
+ * unit test, which links no CUDA, gives a stand-in). */
+bool gshmemi_stream_capturing(void *stream);
 #define GSHMEMI_CU(call) GSHMEMI_CHECK(gshmemi_cu_check((int)(call), #call, __FILE__, __LINE__))
 #define GSHMEMI_CUDA(call) GSHMEMI_CHECK(gshmemi_cuda_check((int)(call), #call, __FILE__, __LINE__))
 

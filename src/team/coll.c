@@ -40,15 +40,6 @@ int gshmemi_host_team_sync(gshmem_team_t team, gshmemx_stream_t stream, int bloc
     return finish(gshmemi_launch_team_sync(st, gshmemi_plan_sync(t), t), blocking, call);
 }
 
-bool gshmemi_coll_stream_capturing(void *stream) {
-    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing((cudaStream_t)stream, &cs) != cudaSuccess) {
-        (void)cudaGetLastError();   /* e.g. the legacy stream while another thread captures */
-        return true;                /* (then nothing may be forked from it either) */
-    }
-    return cs != cudaStreamCaptureStatusNone;
-}
-
 /* ---- large moves through the copy engine --------------------------------------------------
  * A broadcast, fcollect or alltoall that plan.c sends through the copy engine (each member's
  * message at least COLL_CE_MIN, a stream not being captured) sends what goes to the other

@@ -94,7 +94,7 @@ static bool copy_engine(int what, size_t nb, void *stream) {
     uint64_t min = gshmemi_cfg.COLL_CE_MIN;
     if (what != GSHMEMI_MOVE_BROADCAST && what != GSHMEMI_MOVE_FCOLLECT && what != GSHMEMI_MOVE_ALLTOALL)
         return false;
-    return min && nb >= min && !gshmemi_coll_stream_capturing(stream);
+    return min && nb >= min && !gshmemi_stream_capturing(stream);
 }
 
 gshmemi_coll_plan gshmemi_plan_move(const struct gshmemi_team *t, int what, size_t nb, void *stream) {

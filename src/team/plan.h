@@ -63,8 +63,6 @@ int gshmemi_plan_oneshot_channels(size_t nb, size_t units, size_t g, size_t chun
  * exact or more. */
 size_t gshmemi_plan_oneshot_pairs(size_t units, size_t g, size_t es, int nch);
 
-/* Whether `stream` is being captured into a CUDA graph (coll.c, which owns the CUDA calls). */
-bool gshmemi_coll_stream_capturing(void *stream);
 
 /* ---- the launchers (src/device/), each a cudaError_t ----------------------------------------
  * team_entry is the host's copy of the team's gshmemi_team (passed to the kernel by value). */

@@ -21,7 +21,7 @@
 gshmemi_placement gshmemi_place;
 static bool capturing;
 static int capture_asked;
-bool gshmemi_coll_stream_capturing(void *stream) {
+bool gshmemi_stream_capturing(void *stream) {
     (void)stream;
     capture_asked++;
     return capturing;
