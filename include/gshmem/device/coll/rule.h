@@ -59,8 +59,9 @@ GSHMEMI_HD bool gshmemi_move_oneshot_ok(const gshmemi_team *t, int what, size_t 
     return gshmemi_move_has_oneshot(what) && gshmemi_oneshot(t, nb, nch);
 }
 
-/* Across nodes (a team with remote members), whether an all-reduce or fcollect of nb bytes
- * per member takes the push path (xnode.h): every member put_signals its message into a slot
+/* Across nodes (a team with remote members), whether an all-reduce or fcollect of nb bytes per
+ * member (a reduce-scatter or alltoall whose whole source is nb bytes) takes the push path
+ * (xnode.h): every member put_signals its message into a slot
  * of every member's one-shot scratch, one network trip, instead of the pull path's arrival
  * round, gets and completion round (three or more). The team needs scratch (the predefined
  * teams have it) and the message fits a slot; past 32 KiB the pull path's reduce-scatter

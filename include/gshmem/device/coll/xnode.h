@@ -15,8 +15,8 @@
  *   completion: every member has finished reading this PE's source and dest, which the caller
  *               may then overwrite.
  *
- * Small all-reduces and fcollects push instead (rule.h's gshmemi_xnode_push_ok): one network
- * trip, no round (gshmemi_xnode_push below). */
+ * Small all-reduces, reduce-scatters, fcollects and alltoalls push instead (rule.h's
+ * gshmemi_xnode_push_ok): one network trip, no round (gshmemi_xnode_push below). */
 #ifndef GSHMEM_DEVICE_COLL_XNODE_H
 #define GSHMEM_DEVICE_COLL_XNODE_H
 
@@ -125,7 +125,7 @@ GSHMEMI_DEV void gshmemi_xnode_fetch(const gshmemi_team *t, const T *from, size_
  * proxy's read of my own slot for call k happened before any member could receive my call
  * k + 1 message, which every member's call k + 2 waits for. So no round is needed. */
 template <class S>
-GSHMEMI_DEV const char *gshmemi_xnode_push(const gshmemi_team *t, const void *src, size_t nb,
+GSHMEMI_DEV const char *gshmemi_xnode_push(const gshmemi_team *t, const void *src, size_t nb, bool each,
                                            const char *call) {
     const int m = t->size, me = t->my_idx;
     const uint64_t k = *(volatile uint64_t *)t->seqs + 1;
@@ -134,23 +134,31 @@ GSHMEMI_DEV const char *gshmemi_xnode_push(const gshmemi_team *t, const void *sr
     const uint32_t f = (uint32_t)(k & 1);
     char *area = t->scratch + (size_t)f * (size_t)m * t->scratch_bytes;
     char *mine = area + (size_t)me * t->scratch_bytes;
-    gshmemi_copy_group<false>(mine, src, nb, S::rank(), S::size());
+    gshmemi_copy_group<false>(mine, src, each ? (size_t)m * nb : nb, S::rank(), S::size());
     uint64_t *sig = t->flags + (size_t)m + f;
     for (int q = 1; q < m; q++) {   /* (put_signal's group sync orders the copy before it) */
         int j = me + q < m ? me + q : me + q - m;
-        gshmemi_put_signal<S, false>(mine, mine, nb, sig, 1, GSHMEM_SIGNAL_ADD, gshmemi_team_pe(t, j), call);
+        gshmemi_put_signal<S, false>(mine, mine + (each ? (size_t)j * nb : 0), nb, sig, 1, GSHMEM_SIGNAL_ADD,
+                                     gshmemi_team_pe(t, j), call);
     }
     if (S::rank() == 0) gshmemi_wait<uint64_t>(sig, GSHMEM_CMP_GE, (k + f) / 2 * (uint64_t)(m - 1), call);
     S::sync();
     return area;
 }
 
-/* Inputs of a pushed all-reduce: member j's message in slot j (mine included). */
+/* Inputs of a pushed reduction: member j's message at the start of slot j; my own at element
+ * `own` of my slot (a reduce-scatter's block me of my staged source; 0 for an all-reduce). */
 template <class T> struct gshmemi_in_slots {
     const T *area;
     size_t stride;   /* elements per slot */
-    __device__ __forceinline__ const T *ptr(int j) const { return area + (size_t)j * stride; }
-    __device__ __forceinline__ bool aligned16() const { return ((uintptr_t)area & 15) == 0; }
+    int me;
+    size_t own;
+    __device__ __forceinline__ const T *ptr(int j) const {
+        return area + (size_t)j * stride + (j == me ? own : 0);
+    }
+    __device__ __forceinline__ bool aligned16() const {
+        return (((uintptr_t)area | (own * sizeof(T))) & 15) == 0;
+    }
 };
 
 /* Reductions: what = REDUCE (all-reduce: reduce-scatter by owner blocks, then every member
@@ -165,9 +173,13 @@ GSHMEMI_COLL_FN void gshmemi_xnode_reduce(const gshmemi_team *t, int team, int w
     if (ce == 0) gshmemi_xnode_no_tmp(call, team, m);
     gshmemi_coll_check_bufs(dest, n * sizeof(T), src,
                             (what == GSHMEMI_COLL_REDUCESCATTER ? (size_t)m : 1) * n * sizeof(T), call);
-    if (what == GSHMEMI_COLL_REDUCE && gshmemi_xnode_push_ok(t, n * sizeof(T), gshmemi_dstate.debug)) {
-        const char *area = gshmemi_xnode_push<S>(t, src, n * sizeof(T), call);
-        gshmemi_in_slots<T> x{(const T *)area, t->scratch_bytes / sizeof(T)};
+    /* push: an all-reduce sends its source to every member, a reduce-scatter block j of it to
+     * member j (its whole source is staged: m blocks) */
+    const bool each = what == GSHMEMI_COLL_REDUCESCATTER;
+    if ((what == GSHMEMI_COLL_REDUCE || each) &&
+        gshmemi_xnode_push_ok(t, (each ? (size_t)m : 1) * n * sizeof(T), gshmemi_dstate.debug)) {
+        const char *area = gshmemi_xnode_push<S>(t, src, n * sizeof(T), each, call);
+        gshmemi_in_slots<T> x{(const T *)area, t->scratch_bytes / sizeof(T), me, each ? (size_t)me * n : 0};
         gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, x, dest, m, 0, n, S::rank(), S::size());
         S::sync();
         return;
@@ -242,10 +254,15 @@ GSHMEMI_COLL_FN void gshmemi_xnode_move(const gshmemi_team *t, int team, int wha
     gshmemi_coll_check_bufs(dest, what == GSHMEMI_MOVE_BROADCAST ? nb : what == GSHMEMI_MOVE_COLLECT ? 0 : nb * m,
                             src, what == GSHMEMI_MOVE_ALLTOALL ? nb * m : what == GSHMEMI_MOVE_ALLTOALLS ? 0 : nb,
                             call);
-    if (what == GSHMEMI_MOVE_FCOLLECT && gshmemi_xnode_push_ok(t, nb, gshmemi_dstate.debug)) {
-        const char *area = gshmemi_xnode_push<S>(t, src, nb, call);
+    /* push: fcollect sends its source to every member, alltoall block j of it to member j */
+    const bool each = what == GSHMEMI_MOVE_ALLTOALL;
+    if ((what == GSHMEMI_MOVE_FCOLLECT || each) &&
+        gshmemi_xnode_push_ok(t, (each ? (size_t)m : 1) * nb, gshmemi_dstate.debug)) {
+        const char *area = gshmemi_xnode_push<S>(t, src, nb, each, call);
         for (int j = 0; j < m; j++)
-            gshmemi_copy_group<false>(d + (size_t)j * nb, area + (size_t)j * t->scratch_bytes, nb, S::rank(), S::size());
+            gshmemi_copy_group<false>(d + (size_t)j * nb,
+                                      area + (size_t)j * t->scratch_bytes + (j == me && each ? (size_t)me * nb : 0),
+                                      nb, S::rank(), S::size());
         S::sync();
         return;
     }
