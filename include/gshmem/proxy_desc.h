@@ -124,7 +124,21 @@ typedef struct gshmem_proxy_chan {
     gshmem_proxy_ctrl *ctrl;
     uint64_t n_slots;           /* power of two */
     gshmem_proxy_ret *rets;     /* [n_slots] ring-owned completion slots, or NULL */
+    /* GPU memory the ring's GPU producers share, or NULL (then every producer reads head and
+     * retired across PCIe): GSHMEM_PROXY_GPU_WORDS words, zeroed; each used word on a 64-byte
+     * line of its own (indices below). The newest head and retired a producer read, and the
+     * next time (globaltimer ns) one of them may read each again: one read of a host word at a
+     * time per ring, however many threads wait (gshmem/device/channel.h). */
+    uint64_t *gpu_words;
 } gshmem_proxy_chan;
+
+enum {
+    GSHMEM_PROXY_GW_HEAD = 0,          /* the newest ctrl->head a producer read */
+    GSHMEM_PROXY_GW_RETIRED = 8,       /* the newest ctrl->retired a waiter read */
+    GSHMEM_PROXY_GW_HEAD_NEXT = 16,    /* when a producer may next read ctrl->head */
+    GSHMEM_PROXY_GW_RETIRED_NEXT = 24, /* when a waiter may next read ctrl->retired */
+    GSHMEM_PROXY_GPU_WORDS = 32
+};
 
 #if !defined(__CUDA_ARCH__) && (defined(__GNUC__) || defined(__clang__))
 /* ---- host producer helpers (the CPU tests' "GPU"; also host code posting to a ring) ---- */

@@ -24,12 +24,63 @@ GSHMEMI_DEV int gshmemi_chan_error(const gshmem_proxy_chan &c) {
     return (int)gshmemi_ld_acquire((const uint32_t *)&c.ctrl->err_status);
 }
 
+/* A proxy-written counter (head or retired) as this GPU knows it. Every thread that polls a
+ * host word reads across PCIe, and those reads of one line the proxy keeps writing queue
+ * behind each other and behind the proxy's own writes (each GPU read snoops the line out of
+ * the proxy core's cache): thousands of producers polling head are the suspected limit of the
+ * drain rate, and many blocks polling retired of the proxy's copies crawling. So a ring
+ * with gpu_words keeps the newest value read in GPU memory (`seen`, red.max) and lets one
+ * thread at a time read the host word, at most every GSHMEMI_CHAN_POLL_NS (`next`, claimed
+ * by compare-and-swap; nobody holds anything, so a thread that stops polling blocks no one).
+ * Ordering: the reader's ld.acquire.sys of the proxy's release store, then its red.release
+ * of `seen`, then another thread's ld.acquire of `seen`: the second thread sees what the
+ * proxy did before its store (causality is transitive; the same chain as quiet's chan_seen).
+ * *polled: this call read the host word (the caller may then also read the error word). */
+#define GSHMEMI_CHAN_POLL_NS 256ull
+
+GSHMEMI_DEV uint64_t gshmemi_chan_seen(const uint64_t *seen) {
+    uint64_t v;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(seen) : "memory");
+    return v;
+}
+
+GSHMEMI_DEV uint64_t gshmemi_chan_counter(const uint64_t *host, uint64_t *seen, uint64_t *next, bool &polled,
+                                          uint64_t enough = UINT64_MAX) {
+    uint64_t v = gshmemi_chan_seen(seen);
+    polled = false;
+    if (v >= enough) return v;
+    const uint64_t now = gshmemi_globaltimer(), nt = gshmemi_ld_relaxed((const uint64_t *)next);
+    if (now < nt || atomicCAS((unsigned long long *)next, nt, now + GSHMEMI_CHAN_POLL_NS) != nt) return v;
+    const uint64_t h = gshmemi_ld_acquire(host);
+    asm volatile("red.release.gpu.global.max.u64 [%0], %1;" ::"l"(seen), "l"(h) : "memory");
+    polled = true;
+    return h > v ? h : v;
+}
+
 /* Steps 1-2: a ticket whose slot the proxy has finished reading. The tail lives in GPU memory
  * (only GPU producers touch it), so the claim is a device atomic; the head is host memory the
- * proxy writes with release, read with acquire so the slot's old content is no longer read.
+ * proxy writes with release, read with acquire so the slot's old content is no longer read
+ * (through gpu_words' copy where the ring has one: no read across PCIe while there is room).
  * Returns UINT64_MAX if the proxy reported an error while this thread waited for room. */
 GSHMEMI_DEV uint64_t gshmemi_chan_claim(const gshmem_proxy_chan &c) {
     uint64_t t = atomicAdd((unsigned long long *)c.tail, 1ull);
+    if (c.gpu_words) {
+        uint64_t *w = c.gpu_words;
+        if (t - gshmemi_chan_seen(w + GSHMEM_PROXY_GW_HEAD) < c.n_slots) return t;
+        /* here t >= n_slots: room once head > t - n_slots */
+        for (unsigned ns = 0;;) {
+            bool polled;
+            uint64_t h = gshmemi_chan_counter(&c.ctrl->head, w + GSHMEM_PROXY_GW_HEAD, w + GSHMEM_PROXY_GW_HEAD_NEXT,
+                                              polled, t - c.n_slots + 1);
+            if (t - h < c.n_slots) return t;
+            if (polled) {   /* no pause after a read across PCIe */
+                if (gshmemi_chan_error(c)) return UINT64_MAX;
+                ns = 0;
+            } else {
+                gshmemi_chan_pause(ns);
+            }
+        }
+    }
     for (unsigned ns = 0; t - gshmemi_ld_acquire((const uint64_t *)&c.ctrl->head) >= c.n_slots;) {
         if (gshmemi_chan_error(c)) return UINT64_MAX;
         gshmemi_chan_pause(ns);
@@ -38,12 +89,15 @@ GSHMEMI_DEV uint64_t gshmemi_chan_claim(const gshmem_proxy_chan &c) {
 }
 
 /* Steps 3-4: the body with plain stores (words 1..7), then seq = t + 1 with st.release.sys:
- * the release orders the body's stores before it for the proxy's acquire of seq. */
+ * the release orders the body's stores before it for the proxy's acquire of seq. Words 2..7
+ * go as three 16-byte stores (slots are 64-byte aligned): every store is a write across PCIe
+ * of its own, and fewer, wider ones cost the host less to merge into the slot's line. */
 GSHMEMI_DEV void gshmemi_chan_publish(const gshmem_proxy_chan &c, uint64_t t, const gshmem_proxy_desc &d) {
     uint64_t *slot = (uint64_t *)&c.slots[t & (c.n_slots - 1)];
     const uint64_t *w = (const uint64_t *)&d;
+    slot[1] = w[1];
 #pragma unroll
-    for (int k = 1; k < 8; k++) slot[k] = w[k];
+    for (int k = 2; k < 8; k += 2) *(ulonglong2 *)(slot + k) = make_ulonglong2(w[k], w[k + 1]);
     asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(slot), "l"(t + 1) : "memory");
 }
 
@@ -64,6 +118,23 @@ GSHMEMI_DEV int gshmemi_chan_wait_ret(const gshmem_proxy_ret *r, uint64_t t) {
 
 /* Waits until every ticket < t of the ring completed; returns the ring's sticky error. */
 GSHMEMI_DEV int gshmemi_chan_wait_retired(const gshmem_proxy_chan &c, uint64_t t) {
+    if (c.gpu_words) {
+        uint64_t *w = c.gpu_words;
+        for (unsigned ns = 0;;) {
+            bool polled;
+            if (gshmemi_chan_counter(&c.ctrl->retired, w + GSHMEM_PROXY_GW_RETIRED, w + GSHMEM_PROXY_GW_RETIRED_NEXT,
+                                     polled, t) >= t)
+                break;
+            if (polled) {   /* the read across PCIe took its time: no pause after it */
+                int e = gshmemi_chan_error(c);
+                if (e) return e;
+                ns = 0;
+            } else {
+                gshmemi_chan_pause(ns);
+            }
+        }
+        return gshmemi_chan_error(c);
+    }
     for (unsigned ns = 0; gshmemi_ld_acquire((const uint64_t *)&c.ctrl->retired) < t;) {
         int e = gshmemi_chan_error(c);
         if (e) return e;

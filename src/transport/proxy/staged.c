@@ -674,6 +674,10 @@ static int apply_small(gshmemi_proxy *x, const sop *o, const uint8_t *payload, s
     case GSHMEM_PROXY_OP_P:
     case GSHMEM_PROXY_OP_G:
         if (o->size < 1 || o->size > 8 || !gshmemi_heap_range(x, o->addr, o->size)) return GSHMEM_ERR_INVALID_ARG;
+        /* an aligned 8-byte p is the memops' 64-bit store (a stream write on the GPU: no copy
+         * to set up, the shorter way into GPU memory), in queue order like the copy it saves */
+        if (o->op == GSHMEM_PROXY_OP_P && o->size == 8 && !(o->addr & 7))
+            return x->p.mem.signal(x->p.mem.ctx, (uint64_t *)a, GSHMEM_SIGNAL_SET, o->operand);
         return o->op == GSHMEM_PROXY_OP_P ? x->p.mem.copy_to(x->p.mem.ctx, a, &o->operand, o->size)
                                           : x->p.mem.copy_from(x->p.mem.ctx, value, a, o->size);
     case GSHMEM_PROXY_OP_AMO:

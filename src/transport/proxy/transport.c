@@ -27,7 +27,8 @@ typedef struct proxy_tctx {
     gshmem_proxy_chan dev_chan;   /* the same ring as the GPU sees it */
     void *ring_mem;               /* host registration of the ring (slots .. rets) */
     size_t ring_bytes;
-    uint64_t *d_words;            /* GPU memory: [0] producers' tail, [1] chan_seen */
+    uint64_t *d_words;            /* GPU memory: [0] producers' tail, [D_GW ..] the ring's
+                                     gpu_words (chan_seen is its GW_RETIRED) */
     int cuda_dev;
     bool remote_any;
     /* staged mode's memory operations (proxy thread only): memq.c on this stream, in this
@@ -50,6 +51,7 @@ typedef struct proxy_tctx {
 } proxy_tctx;
 
 enum { CT_COPY, CT_WRITE, CT_ATOMICS };
+enum { D_GW = 8, D_WORDS = D_GW + GSHMEM_PROXY_GPU_WORDS };   /* tail alone on its line */
 
 static double wall_s(void) {
     struct timespec ts;
@@ -276,8 +278,8 @@ static gshmemi_status proxy_chunk_added(gshmemi_state *s, void *tctx, const gshm
     gshmemi_proxy_memops mem = gshmemi_memq_ops(&c->q);
     mem.pin = mem_pin;
     mem.unpin = mem_unpin;
-    GSHMEMI_CUDA(cudaMalloc((void **)&c->d_words, 2 * sizeof(uint64_t)));
-    GSHMEMI_CUDA(cudaMemset(c->d_words, 0, 2 * sizeof(uint64_t)));
+    GSHMEMI_CUDA(cudaMalloc((void **)&c->d_words, D_WORDS * sizeof(uint64_t)));
+    GSHMEMI_CUDA(cudaMemset(c->d_words, 0, D_WORDS * sizeof(uint64_t)));
     gshmemi_proxy_params p = {
         .mype = s->mype,
         .npes = s->npes,
@@ -304,6 +306,7 @@ static gshmemi_status proxy_chunk_added(gshmemi_state *s, void *tctx, const gshm
     c->dev_chan.ctrl = (gshmem_proxy_ctrl *)(d_mem + ((char *)c->host_chan.ctrl - (char *)c->ring_mem));
     c->dev_chan.rets = (gshmem_proxy_ret *)(d_mem + ((char *)c->host_chan.rets - (char *)c->ring_mem));
     c->dev_chan.tail = c->d_words;
+    c->dev_chan.gpu_words = c->d_words + D_GW;
     GSHMEMI_CHECK(gshmemi_proxy_start(c->x));
     char what[256];
     snprintf(what, sizeof what, "%s, %s mode, address %s", gshmemi_proxy_provider(c->x),
@@ -318,7 +321,7 @@ static gshmemi_status proxy_fill_device(gshmemi_state *s, void *tctx, gshmemi_de
     (void)s;
     if (!c || !c->x) return GSHMEM_SUCCESS;
     d->chan = c->dev_chan;
-    d->chan_seen = c->d_words + 1;
+    d->chan_seen = c->dev_chan.gpu_words + GSHMEM_PROXY_GW_RETIRED;
     return GSHMEM_SUCCESS;
 }
 
