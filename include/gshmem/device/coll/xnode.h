@@ -96,20 +96,44 @@ template <class T> struct gshmemi_in_xnode {
     __device__ __forceinline__ bool aligned16() const { return ((uintptr_t)src & 15) == 0; }
 };
 
-/* Gets [c0, c1) of every remote member j < upto's `from` (a symmetric array, element base
- * `base` on every member) into its landing slot; completes them. */
+/* Posts gets of [c0, c1) of every remote member j < upto's `from` (a symmetric array) into its
+ * landing slot at tmp (the q-th member after me in slot q - 1, ce elements apart); nothing waits
+ * for them (gshmemi_xnode_fetch does, gshmemi_xnode_wait_for a part). */
 template <class T, class S>
-GSHMEMI_DEV void gshmemi_xnode_fetch(const gshmemi_team *t, const T *from, size_t c0, size_t c1,
-                                     size_t ce, int upto, const char *call) {
+GSHMEMI_DEV void gshmemi_xnode_post(const gshmemi_team *t, const T *from, size_t c0, size_t c1, size_t ce,
+                                    int upto, T *tmp, const char *call) {
     const int m = t->size, me = t->my_idx;
-    T *tmp = (T *)t->xtmp;
     for (int q = 1; q < m; q++) {
         int j = me + q < m ? me + q : me + q - m;
         if (j >= upto || gshmemi_xnode_local(t, j)) continue;
         gshmemi_get<S, false>(tmp + (size_t)(q - 1) * ce, from + c0, (c1 - c0) * sizeof(T),
                               gshmemi_team_pe(t, j), call);
     }
+}
+
+/* The same into the landing buffer's start, completed. */
+template <class T, class S>
+GSHMEMI_DEV void gshmemi_xnode_fetch(const gshmemi_team *t, const T *from, size_t c0, size_t c1,
+                                     size_t ce, int upto, const char *call) {
+    gshmemi_xnode_post<T, S>(t, from, c0, c1, ce, upto, (T *)t->xtmp, call);
     gshmemi_xnode_quiet<S>(call);
+}
+
+/* The ring's ticket after everything the group posted so far (meaningful in the leader). */
+template <class S> GSHMEMI_DEV uint64_t gshmemi_xnode_mark() {
+    S::sync();
+    return gshmemi_ld_relaxed((const uint64_t *)gshmemi_dstate.chan.tail);
+}
+
+/* A partial quiet: every descriptor of the ring before ticket `tk` completed (what was posted
+ * after it may still be in flight); acquire, so the landed data is visible to the group. */
+template <class S> GSHMEMI_DEV void gshmemi_xnode_wait_for(uint64_t tk, const char *call) {
+    S::sync();
+    if (S::rank() == 0) {
+        int e = gshmemi_chan_wait_retired(gshmemi_dstate.chan, tk);
+        if (e) gshmemi_remote_error(call, -1, e);
+    }
+    S::sync();
 }
 
 /* The push path: this call's count k (t->seqs[0], this PE's alone) picks parity f = k & 1 of
@@ -196,6 +220,34 @@ GSHMEMI_COLL_FN void gshmemi_xnode_reduce(const gshmemi_team *t, int team, int w
      * same memory), so each chunk's result waits in my own landing slot (slot m - 1) for a
      * round; always, so that every member makes the same rounds whatever its buffers */
     const bool park = scan;
+    /* Reduce-scatter (and all-reduce's first half) takes more than one chunk: double-buffered.
+     * The landing buffer's two halves take alternate chunks of ch elements per member, and the
+     * gets of chunk i + 1 are posted before chunk i is waited for (a partial quiet up to its
+     * ticket) and combined, so the network never idles between chunks; chunk i + 2 reuses chunk
+     * i's half only after its combine (the group sync ending each step). */
+    const size_t ch = ce / 2 / G * G;
+    if (!park && ch && hi - lo > ce) {
+        T *half[2] = {(T *)t->xtmp, (T *)t->xtmp + (size_t)m * ch};
+        size_t c0 = lo, c1 = lo + ch < hi ? lo + ch : hi;
+        gshmemi_xnode_post<T, S>(t, in, c0, c1, ch, upto, half[0], call);
+        uint64_t tk = gshmemi_xnode_mark<S>();
+        for (int h = 0; c0 < hi; h ^= 1) {
+            const size_t n0 = c1, n1 = n0 + ch < hi ? n0 + ch : hi;
+            uint64_t tk_next = 0;
+            if (n0 < hi) {
+                gshmemi_xnode_post<T, S>(t, in, n0, n1, ch, upto, half[h ^ 1], call);
+                tk_next = gshmemi_xnode_mark<S>();
+            }
+            gshmemi_xnode_wait_for<S>(tk, call);
+            gshmemi_in_xnode<T> x{t, in, half[h], c0, ch};
+            gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, x, dest, upto, c0, c1, S::rank(), S::size());
+            S::sync();
+            c0 = n0;
+            c1 = n1;
+            tk = tk_next;
+        }
+        lo = hi;   /* done: the loop below has nothing left */
+    }
     for (size_t c0 = lo; c0 < hi; c0 += ce) {
         const size_t c1 = c0 + ce < hi ? c0 + ce : hi;
         gshmemi_xnode_fetch<T, S>(t, in, c0, c1, ce, upto, call);
