@@ -33,7 +33,7 @@ GSHMEMI_ENV_FIELD(MPS, STR, const char *, "auto",
                   "gshmrun, when PEs share a GPU: auto (use the running CUDA MPS daemon, else start a private one for the job and stop it at the end), off (never)")
 GSHMEMI_ENV_FIELD(TEAMS_MAX, INT, int, 1024,
                   "teams that may exist at once, GSHMEM_TEAM_WORLD and GSHMEM_TEAM_SHARED included (each costs a few KiB of heap)")
-GSHMEMI_ENV_FIELD(COLL_XNODE_BYTES, SIZE, uint64_t, 2ull << 20,
+GSHMEMI_ENV_FIELD(COLL_XNODE_BYTES, SIZE, uint64_t, 16ull << 20,
                   "across nodes: each member's landing buffer for the data a collective reads from PEs of other nodes (GPU memory, per team whose members span nodes; larger messages go in chunks of this / team size)")
 GSHMEMI_ENV_FIELD(COLL_SCRATCH, SIZE, uint64_t, 1ull << 20,
                   "per-sender LL buffer of the one-shot collectives of TEAM_WORLD/TEAM_SHARED (at most 16 MiB / PEs): messages up to half of it take the one-shot path (0 = always two rounds)")

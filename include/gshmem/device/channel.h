@@ -49,6 +49,11 @@ GSHMEMI_DEV uint64_t gshmemi_chan_counter(const uint64_t *host, uint64_t *seen, 
     uint64_t v = gshmemi_chan_seen(seen);
     polled = false;
     if (v >= enough) return v;
+    /* one contender per warp (its lowest active lane): thousands of thread-scope waiters
+     * racing for the gate would make its compare-and-swap the bottleneck */
+    unsigned lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    if ((int)lane != __ffs(__activemask()) - 1) return v;
     const uint64_t now = gshmemi_globaltimer(), nt = gshmemi_ld_relaxed((const uint64_t *)next);
     if (now < nt || atomicCAS((unsigned long long *)next, nt, now + GSHMEMI_CHAN_POLL_NS) != nt) return v;
     const uint64_t h = gshmemi_ld_acquire(host);
@@ -66,15 +71,35 @@ GSHMEMI_DEV uint64_t gshmemi_chan_claim(const gshmem_proxy_chan &c) {
     uint64_t t = atomicAdd((unsigned long long *)c.tail, 1ull);
     if (c.gpu_words) {
         uint64_t *w = c.gpu_words;
-        if (t - gshmemi_chan_seen(w + GSHMEM_PROXY_GW_HEAD) < c.n_slots) return t;
-        /* here t >= n_slots: room once head > t - n_slots */
+        uint64_t h = gshmemi_chan_seen(w + GSHMEM_PROXY_GW_HEAD);
+        if (t - h < c.n_slots) return t;
+        /* The ring is full (more producers than slots). The first in line, the ticket that
+         * needs head one past the copy (t == h + n), reads head across PCIe back to back and
+         * raises the copy; the others watch the copy in GPU memory and go when it lets them,
+         * so a freed batch of slots is known to its producers one PCIe read after the proxy
+         * published it. A compare-and-swap race for every read (the general gate) made the
+         * waiters' atomics on one word the limit: 3.9-4.3 million descriptors/s against
+         * 31-73 with a ring that never fills. A waiter not first in line for 20 us uses the
+         * gate (the first in line may be a thread that is not running yet). */
+        const uint64_t t0 = gshmemi_globaltimer();
+        unsigned polls = 0;
         for (unsigned ns = 0;;) {
-            bool polled;
-            uint64_t h = gshmemi_chan_counter(&c.ctrl->head, w + GSHMEM_PROXY_GW_HEAD, w + GSHMEM_PROXY_GW_HEAD_NEXT,
-                                              polled, t - c.n_slots + 1);
+            bool polled = false;
+            if (t - h == c.n_slots) {
+                const uint64_t v = gshmemi_ld_acquire(&c.ctrl->head);
+                asm volatile("red.release.gpu.global.max.u64 [%0], %1;" ::"l"(w + GSHMEM_PROXY_GW_HEAD), "l"(v)
+                             : "memory");
+                h = v > h ? v : h;
+                polled = true;
+            } else if (gshmemi_globaltimer() - t0 > 20000) {
+                h = gshmemi_chan_counter(&c.ctrl->head, w + GSHMEM_PROXY_GW_HEAD, w + GSHMEM_PROXY_GW_HEAD_NEXT,
+                                         polled, t - c.n_slots + 1);
+            } else {
+                h = gshmemi_chan_seen(w + GSHMEM_PROXY_GW_HEAD);
+            }
             if (t - h < c.n_slots) return t;
-            if (polled) {   /* no pause after a read across PCIe */
-                if (gshmemi_chan_error(c)) return UINT64_MAX;
+            if (polled) {   /* no pause after a read across PCIe; the error word every 8th */
+                if ((++polls & 7) == 0 && gshmemi_chan_error(c)) return UINT64_MAX;
                 ns = 0;
             } else {
                 gshmemi_chan_pause(ns);

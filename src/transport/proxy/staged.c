@@ -475,9 +475,17 @@ int gshmemi_staged_pump(gshmemi_proxy *x, op_rec *r) {
 static int send_requests(gshmemi_proxy *x) {
     struct staged *s = x->st;
     int work = 0;
-    uint64_t t_done = s->to_send.h ? done(x) : 0;
+    /* done() enqueues the pending ticket's write (a CUDA call): only when a request waits for
+     * a copy, not before a pack of p's, g's and atomics (t 0) goes out */
+    uint64_t t_done = 0;
+    bool asked = false;
     sbuf *b;
-    while ((b = s->to_send.h) && b->t <= t_done) {
+    while ((b = s->to_send.h)) {
+        if (b->t > t_done && !asked) {
+            t_done = done(x);
+            asked = true;
+        }
+        if (b->t > t_done) break;
         ssize_t ret = fi_send(x->fab.ep, b->data, b->len, s->desc, (fi_addr_t)b->peer, &b->x.ctx);
         if (ret == -FI_EAGAIN) {   /* manual progress: retried after the next CQ read */
             request_state(x, b, true, NULL);
