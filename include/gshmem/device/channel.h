@@ -44,6 +44,13 @@ GSHMEMI_DEV uint64_t gshmemi_chan_seen(const uint64_t *seen) {
     return v;
 }
 
+/* Reads the host word across PCIe and raises its GPU-memory copy to what it read. */
+GSHMEMI_DEV uint64_t gshmemi_chan_refresh(const uint64_t *host, uint64_t *seen) {
+    const uint64_t h = gshmemi_ld_acquire(host);
+    asm volatile("red.release.gpu.global.max.u64 [%0], %1;" ::"l"(seen), "l"(h) : "memory");
+    return h;
+}
+
 GSHMEMI_DEV uint64_t gshmemi_chan_counter(const uint64_t *host, uint64_t *seen, uint64_t *next, bool &polled,
                                           uint64_t enough = UINT64_MAX) {
     uint64_t v = gshmemi_chan_seen(seen);
@@ -56,8 +63,7 @@ GSHMEMI_DEV uint64_t gshmemi_chan_counter(const uint64_t *host, uint64_t *seen, 
     if ((int)lane != __ffs(__activemask()) - 1) return v;
     const uint64_t now = gshmemi_globaltimer(), nt = gshmemi_ld_relaxed((const uint64_t *)next);
     if (now < nt || atomicCAS((unsigned long long *)next, nt, now + GSHMEMI_CHAN_POLL_NS) != nt) return v;
-    const uint64_t h = gshmemi_ld_acquire(host);
-    asm volatile("red.release.gpu.global.max.u64 [%0], %1;" ::"l"(seen), "l"(h) : "memory");
+    const uint64_t h = gshmemi_chan_refresh(host, seen);
     polled = true;
     return h > v ? h : v;
 }
@@ -86,9 +92,7 @@ GSHMEMI_DEV uint64_t gshmemi_chan_claim(const gshmem_proxy_chan &c) {
         for (unsigned ns = 0;;) {
             bool polled = false;
             if (t - h == c.n_slots) {
-                const uint64_t v = gshmemi_ld_acquire(&c.ctrl->head);
-                asm volatile("red.release.gpu.global.max.u64 [%0], %1;" ::"l"(w + GSHMEM_PROXY_GW_HEAD), "l"(v)
-                             : "memory");
+                const uint64_t v = gshmemi_chan_refresh(&c.ctrl->head, w + GSHMEM_PROXY_GW_HEAD);
                 h = v > h ? v : h;
                 polled = true;
             } else if (gshmemi_globaltimer() - t0 > 20000) {

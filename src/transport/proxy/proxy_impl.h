@@ -117,8 +117,7 @@ struct gshmemi_proxy {
     char err_msg[512];
 };
 
-/* common helpers (proxy.c) */
-double gshmemi_proxy_now(void);
+/* common helpers (proxy.c; gshmemi_proxy_now is in proxy.h) */
 const char *gshmemi_proxy_op_name(int op);
 /* Records the first error of the proxy (message printed through gshmemi_error). */
 void gshmemi_proxy_fail(gshmemi_proxy *x, int status, const char *fmt, ...)

@@ -14,7 +14,6 @@
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "internal.h"
 #include "memq.h"
@@ -53,14 +52,8 @@ typedef struct proxy_tctx {
 enum { CT_COPY, CT_WRITE, CT_ATOMICS };
 enum { D_GW = 8, D_WORDS = D_GW + GSHMEM_PROXY_GPU_WORDS };   /* tail alone on its line */
 
-static double wall_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void ct_add(proxy_tctx *c, int k, double t0) {
-    double w = wall_s() - t0;
+    double w = gshmemi_proxy_now() - t0;
     c->ct[k].n++;
     c->ct[k].sum += w;
     if (w > c->ct[k].max) c->ct[k].max = w;
@@ -111,7 +104,7 @@ static int mem_fail(const char *what, cudaError_t e) {
 static int be_copy(void *ctx, void *dst, const void *src, size_t n, bool to_device) {
     proxy_tctx *c = ctx;
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    double t0 = wall_s();
+    double t0 = gshmemi_proxy_now();
     cudaError_t e = cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, c->stream);
     ct_add(c, CT_COPY, t0);
     if (e != cudaSuccess)
@@ -122,7 +115,7 @@ static int be_copy(void *ctx, void *dst, const void *src, size_t n, bool to_devi
 /* A 64-bit stream write (no SM needed), after everything before it on the stream. */
 static int stream_write(proxy_tctx *c, uint64_t *addr, uint64_t value, const char *what) {
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    double t0 = wall_s();
+    double t0 = gshmemi_proxy_now();
     CUresult r = cuStreamWriteValue64((CUstream)c->stream, (CUdeviceptr)(uintptr_t)addr, value,
                                       CU_STREAM_WRITE_VALUE_DEFAULT);
     ct_add(c, CT_WRITE, t0);
@@ -136,7 +129,7 @@ static int be_write64(void *ctx, uint64_t *dev_addr, uint64_t value) {
 static int be_atomics(void *ctx, unsigned first, unsigned n) {
     proxy_tctx *c = ctx;
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    double t0 = wall_s();
+    double t0 = gshmemi_proxy_now();
     cudaError_t e = (cudaError_t)gshmemi_launch_amo_batch(c->stream, c->d_amos, c->d_words_host + 1, first, n,
                                                           GSHMEMI_MEMQ_SLOTS);
     ct_add(c, CT_ATOMICS, t0);
