@@ -137,7 +137,8 @@ enum {
     GSHMEM_PROXY_GW_RETIRED = 8,       /* the newest ctrl->retired a waiter read */
     GSHMEM_PROXY_GW_HEAD_NEXT = 16,    /* when a producer may next read ctrl->head */
     GSHMEM_PROXY_GW_RETIRED_NEXT = 24, /* when a waiter may next read ctrl->retired */
-    GSHMEM_PROXY_GPU_WORDS = 32
+    GSHMEM_PROXY_GW_MODE = 32,         /* which copies are used: 1 head, 2 retired (0: both) */
+    GSHMEM_PROXY_GPU_WORDS = 40
 };
 
 #if !defined(__CUDA_ARCH__) && (defined(__GNUC__) || defined(__clang__))

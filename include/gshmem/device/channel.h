@@ -38,6 +38,14 @@ GSHMEMI_DEV int gshmemi_chan_error(const gshmem_proxy_chan &c) {
  * *polled: this call read the host word (the caller may then also read the error word). */
 #define GSHMEMI_CHAN_POLL_NS 256ull
 
+/* Whether the ring's GPU-memory copy `which` (1 head, 2 retired) is used: gpu_words set and its
+ * mode word 0 (both) or naming it (GSHMEM_PROXY_GPU_COPIES, a diagnostic). */
+GSHMEMI_DEV bool gshmemi_chan_copies(const gshmem_proxy_chan &c, unsigned which) {
+    if (!c.gpu_words) return false;
+    const uint64_t mode = c.gpu_words[GSHMEM_PROXY_GW_MODE];
+    return mode == 0 || (mode & which);
+}
+
 GSHMEMI_DEV uint64_t gshmemi_chan_seen(const uint64_t *seen) {
     uint64_t v;
     asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(seen) : "memory");
@@ -75,7 +83,7 @@ GSHMEMI_DEV uint64_t gshmemi_chan_counter(const uint64_t *host, uint64_t *seen, 
  * Returns UINT64_MAX if the proxy reported an error while this thread waited for room. */
 GSHMEMI_DEV uint64_t gshmemi_chan_claim(const gshmem_proxy_chan &c) {
     uint64_t t = atomicAdd((unsigned long long *)c.tail, 1ull);
-    if (c.gpu_words) {
+    if (gshmemi_chan_copies(c, 1)) {
         uint64_t *w = c.gpu_words;
         uint64_t h = gshmemi_chan_seen(w + GSHMEM_PROXY_GW_HEAD);
         if (t - h < c.n_slots) return t;
@@ -147,7 +155,7 @@ GSHMEMI_DEV int gshmemi_chan_wait_ret(const gshmem_proxy_ret *r, uint64_t t) {
 
 /* Waits until every ticket < t of the ring completed; returns the ring's sticky error. */
 GSHMEMI_DEV int gshmemi_chan_wait_retired(const gshmem_proxy_chan &c, uint64_t t) {
-    if (c.gpu_words) {
+    if (gshmemi_chan_copies(c, 2)) {
         uint64_t *w = c.gpu_words;
         for (unsigned ns = 0;;) {
             bool polled;

@@ -304,6 +304,13 @@ static gshmemi_status proxy_chunk_added(gshmemi_state *s, void *tctx, const gshm
      * of 9 GPU runs (bench/collectives, 2 x 2), without them in none of 9; the cause is not
      * found (docs/performance.md, "Session 17"). test_channel measures them on rings of its own. */
     c->dev_chan.gpu_words = NULL;
+    if (gshmemi_cfg.PROXY_GPU_COPIES & 3) {   /* the diagnostic: which copies (GW_MODE) */
+        uint64_t mode = (uint64_t)(gshmemi_cfg.PROXY_GPU_COPIES & 3);
+        GSHMEMI_CUDA(cudaMemcpy(c->d_words + D_GW + GSHMEM_PROXY_GW_MODE, &mode, sizeof mode, cudaMemcpyHostToDevice));
+        c->dev_chan.gpu_words = c->d_words + D_GW;
+        gshmemi_warn("GSHMEM_PROXY_GPU_COPIES=%d: a diagnostic that gave wrong results of pushed collectives "
+                     "across nodes (docs/design.md); not for production", gshmemi_cfg.PROXY_GPU_COPIES);
+    }
     GSHMEMI_CHECK(gshmemi_proxy_start(c->x));
     char what[256];
     snprintf(what, sizeof what, "%s, %s mode, address %s", gshmemi_proxy_provider(c->x),
