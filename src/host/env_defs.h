@@ -35,6 +35,8 @@ GSHMEMI_ENV_FIELD(TEAMS_MAX, INT, int, 1024,
                   "teams that may exist at once, GSHMEM_TEAM_WORLD and GSHMEM_TEAM_SHARED included (each costs a few KiB of heap)")
 GSHMEMI_ENV_FIELD(COLL_XNODE_BYTES, SIZE, uint64_t, 16ull << 20,
                   "across nodes: each member's landing buffer for the data a collective reads from PEs of other nodes (GPU memory, per team whose members span nodes; larger messages go in chunks of this / team size)")
+GSHMEMI_ENV_FIELD(COLL_XNODE_HIER, BOOL, bool, true,
+                  "across nodes: all-reduce, reduce-scatter and fcollect of node-blocked teams (the same number of members on every node, each node's members consecutive) combine or gather inside each node first and cross the network once per node pair (0 = every member pulls from every member)")
 GSHMEMI_ENV_FIELD(COLL_SCRATCH, SIZE, uint64_t, 1ull << 20,
                   "per-sender LL buffer of the one-shot collectives of TEAM_WORLD/TEAM_SHARED (at most 16 MiB / PEs): messages up to half of it take the one-shot path (0 = always two rounds)")
 GSHMEMI_ENV_FIELD(COLL_PDL, BOOL, bool, true,

@@ -87,6 +87,24 @@ static gshmemi_status take_xtmp(gshmemi_state *s, host_team *t, const char *call
     return GSHMEM_SUCCESS;
 }
 
+/* Members per node of a node-blocked team: member j on the node of member j / L * L, every
+ * node with L members, L >= 2 and two nodes at least; else 0 (and with GSHMEM_COLL_XNODE_HIER=0).
+ * From the bootstrap's node map, so every member computes the same (coll/xnode.h, rule.h). */
+static int node_blocked(const gshmemi_state *s, const host_team *t) {
+    const int *node = s->boot.node_of, n = t->d.size;
+    if (!gshmemi_cfg.COLL_XNODE_HIER || !node || n < 4) return 0;
+    int L = 1;
+    while (L < n && node[team_pe(t, L)] == node[team_pe(t, 0)]) L++;
+    if (L < 2 || n % L) return 0;
+    for (int j = 0; j < n; j++) {
+        if (node[team_pe(t, j)] != node[team_pe(t, j / L * L)]) return 0;
+        if (j % L == 0)
+            for (int b = 0; b < j; b += L)
+                if (node[team_pe(t, b)] == node[team_pe(t, j)]) return 0;
+    }
+    return L;
+}
+
 /* Fills slot `slot` for a team of `size` members (my index me, -1 if not a member) and
  * zeroes this PE's copy of its flags. */
 static gshmemi_status fill_slot(gshmemi_state *s, int slot, int start, int stride, int size,
@@ -115,6 +133,7 @@ static gshmemi_status fill_slot(gshmemi_state *s, int slot, int start, int strid
     }
     for (int i = 0; i < size; i++)
         if (s->pe_slot[team_pe(t, i)] < 0) t->d.remote++;
+    if (t->d.remote) t->d.node_size = node_blocked(s, t);
     if (t->d.remote && me >= 0) return take_xtmp(s, t, made_by);
     return GSHMEM_SUCCESS;
 }

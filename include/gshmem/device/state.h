@@ -52,7 +52,10 @@ typedef struct gshmemi_team {
     uint64_t scratch_bytes;
     int32_t remote;                /* members reached only through a remote transport (other
                                       nodes): the team takes the cross-node algorithms */
-    int32_t pad0;
+    int32_t node_size;             /* members per node when the team is node-blocked (member j
+                                      on the node of member j / node_size * node_size, every node
+                                      node_size members, two nodes at least), else 0: the
+                                      hierarchical algorithms across nodes (coll/xnode.h) */
     char *xtmp;                    /* this PE's landing buffer for data of other nodes (heap
                                       memory, this PE's use alone), when remote */
     uint64_t xtmp_bytes;

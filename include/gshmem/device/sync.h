@@ -339,11 +339,11 @@ GSHMEMI_REMOTE void gshmemi_count_round_remote(int m, int me, uint64_t *count, c
     S::sync();
 }
 
+/* The count round over members all reached by load/store (every round of a one-node job; the
+ * node rounds of the hierarchical collectives across nodes, coll/xnode.h). */
 template <class S, bool FENCE = true, class Cell>
-GSHMEMI_DEV void gshmemi_count_round(int m, int me, uint64_t *count, const uint64_t *row,
-                                     const Cell &cell, const char *call) {
-    if (GSHMEM_REMOTE && gshmemi_dstate.chan.slots)
-        return gshmemi_count_round_remote<S, Cell>(m, me, count, row, cell, call);
+GSHMEMI_DEV void gshmemi_count_round_ls(int m, int me, uint64_t *count, const uint64_t *row,
+                                        const Cell &cell, const char *call) {
     const int rank = (int)S::rank(), size = (int)S::size();
     if (rank < m) {   /* (a lone PE still fences: barrier_all is also a quiet) */
         const int j0 = rank == me ? rank + size : rank;
@@ -365,6 +365,14 @@ GSHMEMI_DEV void gshmemi_count_round(int m, int me, uint64_t *count, const uint6
     for (int j = rank; j < m; j += size)
         if (j != me) gshmemi_wait(row + j, GSHMEM_CMP_GE, e, call);
     S::sync();
+}
+
+template <class S, bool FENCE = true, class Cell>
+GSHMEMI_DEV void gshmemi_count_round(int m, int me, uint64_t *count, const uint64_t *row,
+                                     const Cell &cell, const char *call) {
+    if (GSHMEM_REMOTE && gshmemi_dstate.chan.slots)
+        return gshmemi_count_round_remote<S, Cell>(m, me, count, row, cell, call);
+    gshmemi_count_round_ls<S, FENCE>(m, me, count, row, cell, call);
 }
 
 /* barrier_all: a count round over every PE on the sync flags (slot j of a PE's sync_flags

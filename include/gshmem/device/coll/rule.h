@@ -72,4 +72,14 @@ GSHMEMI_HD bool gshmemi_xnode_push_ok(const gshmemi_team *t, size_t nb, int debu
     return t->scratch && t->size >= 2 && nb <= t->scratch_bytes && nb <= GSHMEMI_XNODE_PUSH_MAX && debug < 1;
 }
 
+/* Across nodes, whether an all-reduce, reduce-scatter or fcollect too large to push goes
+ * hierarchically (xnode.h): a node-blocked team (host: team.c sets node_size) combines or
+ * gathers inside each node by load/store and sends each byte across the network once per node
+ * pair instead of once per member pair (half the bytes at 2 members per node), for the flat
+ * pull path's cross-node rounds or one more (reduce-scatter) and two node rounds by load/store.
+ * GSHMEM_COLL_XNODE_HIER=0 makes every team flat (node_size 0). */
+GSHMEMI_HD bool gshmemi_xnode_hier_ok(const gshmemi_team *t) {
+    return t->node_size >= 2 && t->size >= 2 * t->node_size;
+}
+
 #endif

@@ -16,7 +16,10 @@
  *               may then overwrite.
  *
  * Small all-reduces, reduce-scatters, fcollects and alltoalls push instead (rule.h's
- * gshmemi_xnode_push_ok): one network trip, no round (gshmemi_xnode_push below). */
+ * gshmemi_xnode_push_ok): one network trip, no round (gshmemi_xnode_push below). Larger ones on
+ * node-blocked teams (rule.h's gshmemi_xnode_hier_ok) go hierarchically: inside each node by
+ * load/store, across the network only between members of one local index
+ * (gshmemi_xnode_hier_reduce, gshmemi_xnode_hier_fcollect). */
 #ifndef GSHMEM_DEVICE_COLL_XNODE_H
 #define GSHMEM_DEVICE_COLL_XNODE_H
 
@@ -185,6 +188,127 @@ template <class T> struct gshmemi_in_slots {
     }
 };
 
+/* ---- hierarchical (gshmemi_xnode_hier_ok: a node-blocked team, node_size L members on each of
+ * N nodes, member j = a * L + l on node a with local index l) -------------------------------
+ * Inside a node by load/store, between nodes only between the members of one local index
+ * (a, l) and (a', l): each byte crosses the network once per node pair instead of once per
+ * member pair. Node rounds (row GSHMEMI_XNODE_NODE_ROW of the team's flags, never used by a
+ * team across nodes otherwise) synchronize one node's members by load/store; team rounds
+ * (channel 0, through the proxy) the whole team. */
+#define GSHMEMI_XNODE_NODE_ROW 2
+
+struct gshmemi_node_cells {   /* my cell in row NODE_ROW of member base + j, by load/store */
+    const gshmemi_team *t;
+    int base;
+    const char *call;
+    __device__ __forceinline__ uint64_t *operator()(int j) const {
+        return gshmemi_team_cell(t, GSHMEMI_XNODE_NODE_ROW, base + j, t->my_idx, call);
+    }
+};
+
+/* A round of my node's members only (their stores before it are visible after it). */
+template <class S> GSHMEMI_COLL_FN void gshmemi_xnode_node_round(const gshmemi_team *t, const char *call) {
+    const int L = t->node_size, base = t->my_idx / L * L;
+    S::sync();
+    gshmemi_count_round_ls<S, true>(L, t->my_idx - base, t->epochs + GSHMEMI_XNODE_NODE_ROW,
+                                    t->flags + (size_t)GSHMEMI_XNODE_NODE_ROW * t->size + base,
+                                    gshmemi_node_cells{t, base, call}, call);
+}
+
+/* Inputs of a node's combine: member base + i's `src` (symmetric), i < L, by load/store. */
+template <class T> struct gshmemi_in_node {
+    const gshmemi_team *t;
+    const T *src;
+    int base;
+    __device__ __forceinline__ const T *ptr(int i) const { return gshmemi_at(src, gshmemi_member_off(t, base + i)); }
+    __device__ __forceinline__ bool aligned16() const { return ((uintptr_t)src & 15) == 0; }
+};
+
+/* Inputs of the combine across nodes, in node order: node a's partial in `mine` (my dest), node
+ * a - s's in landing slot s - 1 (ce elements apart, holding [c0, c0 + ce)). */
+template <class T> struct gshmemi_in_nodes {
+    const T *mine, *tmp;
+    int a, N;
+    size_t ce, c0;
+    __device__ __forceinline__ const T *ptr(int b) const {
+        if (b == a) return mine;
+        const int s = a >= b ? a - b : a - b + N;
+        return tmp + (size_t)(s - 1) * ce - c0;
+    }
+    __device__ __forceinline__ bool aligned16() const { return (((uintptr_t)mine | (uintptr_t)tmp) & 15) == 0; }
+};
+
+/* All-reduce and reduce-scatter, hierarchical. All-reduce: I own slice l of the result (slices
+ * of n cut in L). (1) My node's partial of slice l (its members' sources combined in member
+ * order) into my dest; a team round. (2) Chunk by chunk of the landing buffer, the partials of
+ * slice l of the other nodes' members of index l land (gets of their dests); a team round
+ * (every member fetched mine); the nodes' partials combined in node order into my dest (in
+ * place over my partial): slice l of the result, the same bits at every (., l). (3) A node
+ * round; the other slices by load/store from their owners on my node; a node round.
+ * Reduce-scatter (my block me = a L + l): for each step s = 1 .. N-1, my node's partial of the
+ * block of (a + s, l) goes into my dest, a team round, I fetch the partial of my block that
+ * (a - s, l) made for me, a team round; then my node's own partial into dest and the N partials
+ * combined in node order. Every member makes the same rounds: the chunk count comes from the
+ * largest slice. */
+template <class T, int OP, class S>
+GSHMEMI_COLL_FN void gshmemi_xnode_hier_reduce(const gshmemi_team *t, int team, bool rs, T *dest, const T *src,
+                                               size_t n, const char *call) {
+    const int m = t->size, me = t->my_idx, L = t->node_size, N = m / L, a = me / L, l = me - a * L, base = a * L;
+    constexpr size_t G = 16 / sizeof(T);
+    const unsigned r = S::rank(), z = S::size();
+    const size_t ce = t->xtmp_bytes / (size_t)(N - 1) / 16 * 16 / sizeof(T);
+    if (ce == 0) gshmemi_xnode_no_tmp(call, team, m);
+    T *tmp = (T *)t->xtmp;
+    gshmemi_xnode_arrive<S>(t, team, gshmemi_sig(100 + (rs ? GSHMEMI_COLL_REDUCESCATTER : GSHMEMI_COLL_REDUCE),
+                                                 sizeof(T), OP, n, 0), call);
+    size_t lo = 0, hi = n, most = n;
+    if (!rs) {
+        gshmemi_slice(n, l, L, G, &lo, &hi);
+        most = gshmemi_slice_per(n, L, G);
+        gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, gshmemi_in_node<T>{t, src, base}, dest, L, lo, hi, r, z);
+        gshmemi_xnode_round<S>(t, call);   /* every partial in its owner's dest */
+    }
+    const size_t chunks = (most + ce - 1) / ce;
+    for (size_t i = 0; i < chunks; i++) {
+        const size_t c0 = lo + i * ce < hi ? lo + i * ce : hi, c1 = c0 + ce < hi ? c0 + ce : hi;
+        for (int s = 1; s < N; s++) {
+            if (rs) {   /* my node's partial of the block of (a + s, l), who fetches it this step */
+                const int to = (a + s) % N * L + l;
+                gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, gshmemi_in_node<T>{t, src + (size_t)to * n, base}, dest,
+                                                           L, c0, c1, r, z);
+                gshmemi_xnode_round<S>(t, call);
+            }
+            const int from = (a - s + N) % N * L + l;
+            if (c1 > c0)
+                gshmemi_get<S, false>(tmp + (size_t)(s - 1) * ce, dest + c0, (c1 - c0) * sizeof(T),
+                                      gshmemi_team_pe(t, from), call);
+            /* (reduce-scatter) my partial of this step was fetched: dest is free again */
+            if (rs) gshmemi_xnode_round<S>(t, call);
+        }
+        /* the round's quiet completes my gets (visible to the group after it); its arrivals say
+         * every member's gets of my partial completed, so dest may be overwritten */
+        if (!rs) gshmemi_xnode_round<S>(t, call);
+        else gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, gshmemi_in_node<T>{t, src + (size_t)me * n, base}, dest,
+                                                        L, c0, c1, r, z);
+        S::sync();
+        gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, gshmemi_in_nodes<T>{dest, tmp, a, N, ce, c0}, dest, N, c0, c1,
+                                                   r, z);
+        S::sync();
+    }
+    if (!rs) {
+        gshmemi_xnode_node_round<S>(t, call);   /* every slice of the result in its owner's dest */
+        for (int i = 1; i < L; i++) {
+            const int li = (l + i) % L;
+            size_t jlo, jhi;
+            gshmemi_slice(n, li, L, G, &jlo, &jhi);
+            if (jhi > jlo)
+                gshmemi_copy_group<false>(dest + jlo, gshmemi_at(dest, gshmemi_member_off(t, base + li)) + jlo,
+                                          (jhi - jlo) * sizeof(T), r, z);
+        }
+    }
+    gshmemi_xnode_node_round<S>(t, call);   /* my node finished reading my source and dest */
+}
+
 /* Reductions: what = REDUCE (all-reduce: reduce-scatter by owner blocks, then every member
  * reads every block), REDUCESCATTER (member k's dest = the combine of block k of every source),
  * INSCAN / EXSCAN (sum over members <= k / < k; exscan's member 0 gets zeros). */
@@ -206,6 +330,10 @@ GSHMEMI_COLL_FN void gshmemi_xnode_reduce(const gshmemi_team *t, int team, int w
         gshmemi_in_slots<T> x{(const T *)area, t->scratch_bytes / sizeof(T), me, each ? (size_t)me * n : 0};
         gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, x, dest, m, 0, n, S::rank(), S::size());
         S::sync();
+        return;
+    }
+    if ((what == GSHMEMI_COLL_REDUCE || each) && gshmemi_xnode_hier_ok(t)) {
+        gshmemi_xnode_hier_reduce<T, OP, S>(t, team, each, dest, src, n, call);
         return;
     }
     gshmemi_xnode_arrive<S>(t, team, gshmemi_sig(100 + what, sizeof(T), OP, n, 0), call);
@@ -290,6 +418,33 @@ GSHMEMI_DEV void gshmemi_xnode_strided(char *d, const char *s, ptrdiff_t dst, pt
                                      gshmemi_team_pe(t, j), call);
 }
 
+/* fcollect, hierarchical: the blocks of my local index (member (a', l)'s source, for every node
+ * a') land in my dest (gets from the other nodes, mine by a copy); a team round (every such
+ * column is in its member's dest, and every member finished reading my source); my node's other
+ * columns by load/store from their members' dests; a node round (they finished reading mine). */
+template <class S>
+GSHMEMI_COLL_FN void gshmemi_xnode_hier_fcollect(const gshmemi_team *t, int team, unsigned sig, char *d,
+                                                 const char *s, size_t nb, const char *call) {
+    const int me = t->my_idx, L = t->node_size, N = t->size / L, a = me / L, l = me - a * L, base = a * L;
+    const unsigned r = S::rank(), z = S::size();
+    gshmemi_xnode_arrive<S>(t, team, sig, call);
+    for (int q = 1; q < N && nb; q++) {
+        const int j = (a + q) % N * L + l;
+        gshmemi_get<S, false>(d + (size_t)j * nb, s, nb, gshmemi_team_pe(t, j), call);
+    }
+    if (nb && d + (size_t)me * nb != s) gshmemi_copy_group<false>(d + (size_t)me * nb, s, nb, r, z);
+    gshmemi_xnode_round<S>(t, call);   /* its quiet completes my gets */
+    for (int i = 1; i < L; i++) {
+        const int li = (l + i) % L;
+        const char *from = gshmemi_at((const char *)d, gshmemi_member_off(t, base + li));
+        for (int b = 0; b < N; b++) {
+            const size_t at = (size_t)(b * L + li) * nb;
+            gshmemi_copy_group<false>(d + at, from + at, nb, r, z);
+        }
+    }
+    gshmemi_xnode_node_round<S>(t, call);
+}
+
 /* Movers: every member gets what lands in its own dest. broadcast: the root's source (the
  * root copies its own); fcollect/collect: member j's source to block j (collect: at the sum of
  * the counts of members before j, which each member stored in every member's vals before its
@@ -316,6 +471,10 @@ GSHMEMI_COLL_FN void gshmemi_xnode_move(const gshmemi_team *t, int team, int wha
                                       area + (size_t)j * t->scratch_bytes + (j == me && each ? (size_t)me * nb : 0),
                                       nb, S::rank(), S::size());
         S::sync();
+        return;
+    }
+    if (what == GSHMEMI_MOVE_FCOLLECT && gshmemi_xnode_hier_ok(t)) {
+        gshmemi_xnode_hier_fcollect<S>(t, team, gshmemi_move_sig(what, n, es, root, dst, sst), d, s, nb, call);
         return;
     }
     if (what == GSHMEMI_MOVE_COLLECT && S::rank() == 0)
