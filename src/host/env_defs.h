@@ -78,8 +78,8 @@ GSHMEMI_ENV_FIELD(PROXY_STAGING, SIZE, uint64_t, 2ull << 20,
                   "staged mode: bytes in flight to one peer (credits = this / GSHMEM_PROXY_CHUNK); each PE pins about 4x this per peer")
 GSHMEMI_ENV_FIELD(PROXY_RING_SLOTS, INT, int, 4096,
                   "descriptors per proxy ring (a power of two)")
-GSHMEMI_ENV_FIELD(PROXY_GPU_COPIES, INT, int, 0,
-                  "DIAGNOSTIC, may give wrong results: the GPU ring's producers share GPU-memory copies of head (1), retired (2) or both (3); 0 = read them across PCIe (docs/design.md)")
+GSHMEMI_ENV_FIELD(PROXY_GPU_COPIES, INT, int, 3,
+                  "the GPU ring's waiters share GPU-memory copies of head (1), retired (2) or both (3), one reader at a time polling the host word; 0 = every waiter reads across PCIe (docs/design.md)")
 GSHMEMI_ENV_FIELD(PROXY_SPIN_US, INT, int, 2000,
                   "microseconds the proxy thread keeps spinning after its last work before it starts sleeping")
 GSHMEMI_ENV_FIELD(PROXY_IDLE_US, INT, int, 20,

@@ -173,6 +173,8 @@ static gshmemi_status do_init(gshmemi_state *s) {
     s->ce_fork = ev;
     GSHMEMI_CUDA(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
     s->ce_join = ev;
+    GSHMEMI_CUDA(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+    s->legacy_ev = ev;
     GSHMEMI_CHECK(init_transports(s));
     GSHMEMI_CHECK(gshmemi_heap_init(s));
     GSHMEMI_CHECK(alloc_internal(s));
@@ -263,6 +265,7 @@ void gshmem_finalize(void) {
     cudaStreamDestroy((cudaStream_t)s->ce_stream);
     cudaEventDestroy((cudaEvent_t)s->ce_fork);
     cudaEventDestroy((cudaEvent_t)s->ce_join);
+    if (s->legacy_ev) cudaEventDestroy((cudaEvent_t)s->legacy_ev);
     gshmemi_host_ops_finalize();
     gshmemi_abort_hook = NULL;
     gshmemi_bootstrap_finalize(&s->boot);

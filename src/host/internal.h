@@ -212,6 +212,7 @@ typedef struct gshmemi_state {
     void *nb_stream;             /* cudaStream_t internal, non-blocking: host AMOs, polls */
     void *ce_stream;             /* cudaStream_t internal, non-blocking: copy-engine collectives */
     void *ce_fork, *ce_join;     /* cudaEvent_t: fork to / join from ce_stream */
+    void *legacy_ev;             /* cudaEvent_t: host calls to remote PEs wait for the legacy stream (rma.c) */
     /* device-state mirror: pushed to every registered translation unit */
     void *dstate;                /* gshmemi_device_state* (host copy) */
     void *d_pe_slot;             /* device copy of pe_slot */

@@ -67,11 +67,23 @@ static void copy_on(const char *call, void *dst, const void *src, size_t n, cuda
     if (sync) check_cuda(cudaStreamSynchronize(st), call, "cudaStreamSynchronize");
 }
 
+/* A blocking call to a remote PE reads (writes) device memory through the transport, outside
+ * the program's streams. It first waits for the work queued before it on the legacy stream, as a
+ * load/store peer's copy on the library's blocking stream does: a pageable cudaMemcpy to the
+ * source returns before its DMA has landed, and the transport must not read the old bytes. */
+static void after_legacy(const char *call) {
+    cudaEvent_t ev = (cudaEvent_t)gshmemi_g.legacy_ev;
+    check_cuda(cudaEventRecord(ev, (cudaStream_t)gshmemi_g.stream), call, "cudaEventRecord");
+    check_cuda(cudaEventSynchronize(ev), call, "cudaEventSynchronize");
+}
+#define REMOTE(call, op) (after_legacy(call), (op))
+
 void gshmemi_host_putmem(void *dest, const void *src, size_t n, int pe) {
     const struct gshmemi_transport_ops *tops;
     void *tctx;
     char *d = ROUTE("gshmem_putmem", dest, n, pe, "dest");
-    if (!d) return gshmemi_host_remote_done(n ? tops->put(tctx, dest, src, n, pe) : 0, "gshmem_putmem", pe);
+    if (!d) return gshmemi_host_remote_done(n ? REMOTE("gshmem_putmem", tops->put(tctx, dest, src, n, pe)) : 0,
+                                               "gshmem_putmem", pe);
     copy_on("gshmem_putmem", d, src, n, (cudaStream_t)gshmemi_g.stream, true);
 }
 
@@ -79,7 +91,8 @@ void gshmemi_host_getmem(void *dest, const void *src, size_t n, int pe) {
     const struct gshmemi_transport_ops *tops;
     void *tctx;
     char *s = ROUTE("gshmem_getmem", src, n, pe, "source");
-    if (!s) return gshmemi_host_remote_done(n ? tops->get(tctx, dest, src, n, pe) : 0, "gshmem_getmem", pe);
+    if (!s) return gshmemi_host_remote_done(n ? REMOTE("gshmem_getmem", tops->get(tctx, dest, src, n, pe)) : 0,
+                                               "gshmem_getmem", pe);
     copy_on("gshmem_getmem", dest, s, n, (cudaStream_t)gshmemi_g.stream, true);
 }
 
@@ -152,6 +165,7 @@ static void strided_check(const char *call, ptrdiff_t dst, ptrdiff_t sst) {
 static void remote_strided(const struct gshmemi_transport_ops *t, void *tctx, bool get, char *dest,
                            const char *src, ptrdiff_t dst, ptrdiff_t sst, size_t n, size_t es, int pe,
                            const char *call) {
+    after_legacy(call);
     for (size_t i = 0; i < n; i++) {
         char *d = dest + i * (size_t)dst * es;
         const char *sp = src + i * (size_t)sst * es;
@@ -203,7 +217,9 @@ void gshmemi_host_put_signal(void *dest, const void *src, size_t n, uint64_t *si
     sig_check(call, sig_op);
     char *d = ROUTE(call, dest, n, pe, "dest");
     uint64_t *sp = (uint64_t *)ROUTE(call, sig_addr, sizeof *sig_addr, pe, "sig_addr");
-    if (!d) return gshmemi_host_remote_done(tops->put_signal(tctx, dest, src, n, sig_addr, signal, sig_op, pe), call, pe);
+    if (!d)
+        return gshmemi_host_remote_done(REMOTE(call, tops->put_signal(tctx, dest, src, n, sig_addr, signal, sig_op, pe)),
+                                        call, pe);
     copy_on(call, d, src, n, (cudaStream_t)gshmemi_g.stream, true);
     check_cuda(gshmemi_launch_signal(gshmemi_g.stream, sp, signal, sig_op, 1), call, "kernel launch");
     check_cuda(cudaStreamSynchronize((cudaStream_t)gshmemi_g.stream), call, "cudaStreamSynchronize");

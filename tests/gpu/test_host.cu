@@ -3,6 +3,8 @@
  * same sequence captured in a CUDA graph and replayed, init timing, and that the barriers
  * behind host calls order a writer kernel's peer stores before a reader kernel's loads
  * (test_stream_ordered_release). */
+#include <vector>
+
 #include "common.h"
 
 /* ---- stream-ordered release: the host-call barriers issue no fence of their own ---------
@@ -149,6 +151,44 @@ int main(void) {
     for (size_t i = 0; i < n && badi == n; i++) if (back[i] != host[i]) badi = i;
     EXPECT(badi == n, "host gshmem_getmem: first bad byte %zu", badi);
     gshmem_barrier_all();
+
+    /* a device source written by a pageable cudaMemcpy just before the host put (cudaMemcpy may
+     * return before its DMA lands): the put must send the new bytes, to a load/store peer and
+     * to a remote one alike (what bench/collectives' allmax does; session 18 found the remote
+     * path reading the old ones) */
+    {
+        uint64_t *agree = (uint64_t *)gshmem_calloc(np, sizeof(uint64_t));
+        const size_t big = 1u << 20;
+        uint8_t *bsym = (uint8_t *)gshmem_malloc(big);
+        std::vector<uint8_t> bh(big), bback(big);
+        int bad_small = 0, bad_big = 0;
+        for (int r = 0; r < 64; r++) {
+            uint64_t v = seed * 1000003u + (uint64_t)r * 977u + (uint64_t)me;
+            CK(cudaMemcpy(agree + me, &v, sizeof v, cudaMemcpyHostToDevice));
+            for (int p = 0; p < np; p++)
+                if (p != me) gshmem_putmem(agree + me, agree + me, sizeof v, p);
+            for (size_t i = 0; i < big; i++) bh[i] = (uint8_t)(i * 7u + (unsigned)r * 13u + (unsigned)me);
+            CK(cudaMemcpy(bsym, bh.data(), big, cudaMemcpyHostToDevice));
+            gshmem_putmem(sym + 64, bsym, big, next);
+            gshmem_barrier_all();
+            std::vector<uint64_t> all(np);
+            CK(cudaMemcpy(all.data(), agree, np * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+            for (int p = 0; p < np; p++)
+                if (all[p] != seed * 1000003u + (uint64_t)r * 977u + (uint64_t)p) bad_small++;
+            CK(cudaMemcpy(bback.data(), sym + 64, big, cudaMemcpyDeviceToHost));
+            for (size_t i = 0; i < big; i++)
+                if (bback[i] != (uint8_t)(i * 7u + (unsigned)r * 13u + (unsigned)prev)) {
+                    bad_big++;
+                    break;
+                }
+            gshmem_barrier_all();
+        }
+        EXPECT(bad_small == 0, "host putmem of a source just written by cudaMemcpy: %d stale words in 64 rounds", bad_small);
+        EXPECT(bad_big == 0, "host putmem of 1 MiB just written by cudaMemcpy: %d stale rounds of 64", bad_big);
+        gshmem_free(bsym);
+        gshmem_free(agree);
+        gshmem_barrier_all();
+    }
 
     /* typed host p/g */
     long *lv = (long *)gshmem_calloc(np, sizeof(long));

@@ -39,7 +39,7 @@ GSHMEMI_DEV int gshmemi_chan_error(const gshmem_proxy_chan &c) {
 #define GSHMEMI_CHAN_POLL_NS 256ull
 
 /* Whether the ring's GPU-memory copy `which` (1 head, 2 retired) is used: gpu_words set and its
- * mode word 0 (both) or naming it (GSHMEM_PROXY_GPU_COPIES, a diagnostic). */
+ * mode word 0 (both) or naming it (GSHMEM_PROXY_GPU_COPIES: 3 both, the default). */
 GSHMEMI_DEV bool gshmemi_chan_copies(const gshmem_proxy_chan &c, unsigned which) {
     if (!c.gpu_words) return false;
     const uint64_t mode = c.gpu_words[GSHMEM_PROXY_GW_MODE];

@@ -299,17 +299,17 @@ static gshmemi_status proxy_chunk_added(gshmemi_state *s, void *tctx, const gshm
     c->dev_chan.ctrl = (gshmem_proxy_ctrl *)(d_mem + ((char *)c->host_chan.ctrl - (char *)c->ring_mem));
     c->dev_chan.rets = (gshmem_proxy_ret *)(d_mem + ((char *)c->host_chan.rets - (char *)c->ring_mem));
     c->dev_chan.tail = c->d_words;
-    /* The ring's GPU-memory copies of head and retired (gshmem_proxy_chan.gpu_words) stay off
-     * in the library: with them the pushed all-reduce across nodes returned wrong results in 3
-     * of 9 GPU runs (bench/collectives, 2 x 2), without them in none of 9; the cause is not
-     * found (docs/performance.md, "Session 17"). test_channel measures them on rings of its own. */
+    /* The ring's GPU-memory copies of head and retired (gshmem_proxy_chan.gpu_words): waiting
+     * producers and quiets read GPU memory, one reader at a time reads the host word (channel.h).
+     * GSHMEM_PROXY_GPU_COPIES picks them (3 both, 1 head, 2 retired, 0 none: every waiter reads
+     * across PCIe). Session 17 left them off after wrong all-reduce rows of bench/collectives;
+     * session 18 found those rows came from the benchmark's host put reading a source whose
+     * pageable cudaMemcpy had not landed (rma.c's after_legacy), with the copies on or off. */
     c->dev_chan.gpu_words = NULL;
-    if (gshmemi_cfg.PROXY_GPU_COPIES & 3) {   /* the diagnostic: which copies (GW_MODE) */
-        uint64_t mode = (uint64_t)(gshmemi_cfg.PROXY_GPU_COPIES & 3);
+    const uint64_t mode = (uint64_t)(gshmemi_cfg.PROXY_GPU_COPIES & 3);
+    if (mode) {
         GSHMEMI_CUDA(cudaMemcpy(c->d_words + D_GW + GSHMEM_PROXY_GW_MODE, &mode, sizeof mode, cudaMemcpyHostToDevice));
         c->dev_chan.gpu_words = c->d_words + D_GW;
-        gshmemi_warn("GSHMEM_PROXY_GPU_COPIES=%d: a diagnostic that gave wrong results of pushed collectives "
-                     "across nodes (docs/design.md); not for production", gshmemi_cfg.PROXY_GPU_COPIES);
     }
     GSHMEMI_CHECK(gshmemi_proxy_start(c->x));
     char what[256];
