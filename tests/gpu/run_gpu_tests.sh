@@ -153,7 +153,8 @@ if [ -x "$B/tests/gpu/test_channel" ]; then
   run test_coll_remote_2x2 300 env GSHMEM_COLL_XNODE_BYTES=8K "$RUN" -n 4 --nodes 2 -t 280 "$B/tests/gpu/test_coll_remote" --quick
   run test_coll_remote_2x2_full 500 "$RUN" -n 4 --nodes 2 -t 480 "$B/tests/gpu/test_coll_remote"
   run test_coll_remote_2x4 500 "$RUN" -n 8 --nodes 2 -t 480 "$B/tests/gpu/test_coll_remote" --quick
-  run test_coll_remote_4x2 500 "$RUN" -n 8 --nodes 4 -t 480 "$B/tests/gpu/test_coll_remote" --quick
+  # (4 x 2 with 1 KiB landing buffers: the hierarchical paths' chunks, 336 bytes per node, at work)
+  run test_coll_remote_4x2 500 env GSHMEM_COLL_XNODE_BYTES=1K "$RUN" -n 8 --nodes 4 -t 480 "$B/tests/gpu/test_coll_remote" --quick
   # across nodes, collectives called with different arguments are named (GSHMEM_DEBUG=1), and a
   # member that dies before a collective ends the job naming it
   E="$B/tests/gpu/test_errors"
