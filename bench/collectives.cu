@@ -322,6 +322,27 @@ static void link_bandwidth(void) {
                far, n >> 20, (double)n * reps / (ms * 1e-3) / 1e9);
     }
     bench_barrier_all();
+    /* The same with every PE putting at once to the PE of its local index on the next node:
+     * what each PE gets of the network when all use it, as in a collective (on one machine
+     * split into nodes, every PE shares the one loopback; across hosts, each node its NIC). */
+    const int per_node = gshmem_team_n_pes(GSHMEM_TEAM_SHARED);
+    const int to = (me + per_node) % np;
+    float ms = 0;
+    if (to != me && !gshmem_ptr(bufs[SHMEM].dst, to)) {
+        for (int r = 0; r <= reps; r++) {
+            if (r == 1) CK(cudaEventRecord(e0, st));
+            gshmemx_putmem_on_stream(bufs[SHMEM].dst, bufs[SHMEM].src, n, to, st);
+        }
+        gshmemx_quiet_on_stream(st);
+        CK(cudaEventRecord(e1, st));
+        CK(cudaEventSynchronize(e1));
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+    }
+    ms = allmax(ms);
+    if (me == 0 && ms > 0)
+        printf("across nodes: every PE at once to PE + %d (%zu MiB on-stream puts): %.2f GB/s per PE (the slowest)\n",
+               per_node, n >> 20, (double)n * reps / (ms * 1e-3) / 1e9);
+    bench_barrier_all();
 #endif
 }
 

@@ -15,7 +15,7 @@ template <class T, int OP>
 __global__ void __launch_bounds__(GSHMEMI_XNODE_THREADS) gshmemi_xnode_reduce_kernel(
     gshmemi_team t, int what, int team, T *dest, const T *src, size_t n) {
     gshmemi_pdl_enter();
-    gshmemi_xnode_reduce<T, OP, gshmemi_scope_block>(&t, team, what, dest, src, n, gshmemi_reduce_name(what));
+    gshmemi_xnode_reduce<T, OP, gshmemi_scope_block, 4>(&t, team, what, dest, src, n, gshmemi_reduce_name(what));
 }
 
 template <class T>

@@ -238,81 +238,125 @@ template <class T> struct gshmemi_in_nodes {
     __device__ __forceinline__ bool aligned16() const { return (((uintptr_t)mine | (uintptr_t)tmp) & 15) == 0; }
 };
 
-/* All-reduce and reduce-scatter, hierarchical. All-reduce: I own slice l of the result (slices
- * of n cut in L). (1) My node's partial of slice l (its members' sources combined in member
- * order) into my dest; a team round. (2) Chunk by chunk of the landing buffer, the partials of
- * slice l of the other nodes' members of index l land (gets of their dests); a team round
- * (every member fetched mine); the nodes' partials combined in node order into my dest (in
- * place over my partial): slice l of the result, the same bits at every (., l). (3) A node
- * round; the other slices by load/store from their owners on my node; a node round.
- * Reduce-scatter (my block me = a L + l): for each step s = 1 .. N-1, my node's partial of the
- * block of (a + s, l) goes into my dest, a team round, I fetch the partial of my block that
- * (a - s, l) made for me, a team round; then my node's own partial into dest and the N partials
- * combined in node order. Every member makes the same rounds: the chunk count comes from the
- * largest slice. */
-template <class T, int OP, class S>
-GSHMEMI_COLL_FN void gshmemi_xnode_hier_reduce(const gshmemi_team *t, int team, bool rs, T *dest, const T *src,
-                                               size_t n, const char *call) {
+/* The nodes' partials of [c0, c1) (mine in dest, the others' landed) combined in node order
+ * into dest, in place (after the group's gets completed). */
+template <class T, int OP, class S, int U>
+GSHMEMI_DEV void gshmemi_xnode_combine_nodes(const gshmemi_team *t, T *dest, const T *tmp, int a, int N, size_t ce,
+                                             size_t c0, size_t c1) {
+    gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, U>(t, gshmemi_in_nodes<T>{dest, tmp, a, N, ce, c0}, dest, N, c0, c1,
+                                               S::rank(), S::size());
+    S::sync();
+}
+
+/* All-reduce, hierarchical: I own slice l of the result (n cut in L). (1) My node's partial of
+ * slice l (its members' sources combined in member order) into my dest; a team round. (2) Two
+ * nodes: chunk by chunk of the landing buffer, the other node's partial of slice l lands (a get
+ * of (a', l)'s dest), a team round (it fetched mine too), the partials combined in node order in
+ * place: slice l of the result, the same bits at (a, l) and (a', l). More nodes: slice l is cut
+ * in N pieces and (b, l) owns piece b: I fetch piece a of every other node's partial, combine
+ * them in place (nobody else reads my piece a), a team round, and fetch the other pieces of the
+ * result from their owners: 2 (N-1)/N of a slice over the network instead of N-1 slices. (3) A
+ * node round, the other slices by load/store from their owners on my node, a node round (a team
+ * round after the pieces: the other nodes read mine). */
+template <class T, int OP, class S, int U>
+GSHMEMI_COLL_FN void gshmemi_xnode_hier_allreduce(const gshmemi_team *t, int team, T *dest, const T *src, size_t n,
+                                                  const char *call) {
     const int m = t->size, me = t->my_idx, L = t->node_size, N = m / L, a = me / L, l = me - a * L, base = a * L;
     constexpr size_t G = 16 / sizeof(T);
     const unsigned r = S::rank(), z = S::size();
     const size_t ce = t->xtmp_bytes / (size_t)(N - 1) / 16 * 16 / sizeof(T);
     if (ce == 0) gshmemi_xnode_no_tmp(call, team, m);
     T *tmp = (T *)t->xtmp;
-    gshmemi_xnode_arrive<S>(t, team, gshmemi_sig(100 + (rs ? GSHMEMI_COLL_REDUCESCATTER : GSHMEMI_COLL_REDUCE),
-                                                 sizeof(T), OP, n, 0), call);
-    size_t lo = 0, hi = n, most = n;
-    if (!rs) {
-        gshmemi_slice(n, l, L, G, &lo, &hi);
-        most = gshmemi_slice_per(n, L, G);
-        gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, gshmemi_in_node<T>{t, src, base}, dest, L, lo, hi, r, z);
-        gshmemi_xnode_round<S>(t, call);   /* every partial in its owner's dest */
-    }
-    const size_t chunks = (most + ce - 1) / ce;
-    for (size_t i = 0; i < chunks; i++) {
-        const size_t c0 = lo + i * ce < hi ? lo + i * ce : hi, c1 = c0 + ce < hi ? c0 + ce : hi;
-        for (int s = 1; s < N; s++) {
-            if (rs) {   /* my node's partial of the block of (a + s, l), who fetches it this step */
-                const int to = (a + s) % N * L + l;
-                gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, gshmemi_in_node<T>{t, src + (size_t)to * n, base}, dest,
-                                                           L, c0, c1, r, z);
-                gshmemi_xnode_round<S>(t, call);
-            }
-            const int from = (a - s + N) % N * L + l;
-            if (c1 > c0)
+    gshmemi_xnode_arrive<S>(t, team, gshmemi_sig(100 + GSHMEMI_COLL_REDUCE, sizeof(T), OP, n, 0), call);
+    size_t lo, hi;
+    gshmemi_slice(n, l, L, G, &lo, &hi);
+    gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, U>(t, gshmemi_in_node<T>{t, src, base}, dest, L, lo, hi, r, z);
+    gshmemi_xnode_round<S>(t, call);   /* every partial in its owner's dest */
+    if (N == 2) {
+        const int other = (1 - a) * L + l;
+        const size_t chunks = (gshmemi_slice_per(n, L, G) + ce - 1) / ce;   /* the same at every member */
+        for (size_t i = 0; i < chunks; i++) {
+            const size_t c0 = lo + i * ce < hi ? lo + i * ce : hi, c1 = c0 + ce < hi ? c0 + ce : hi;
+            if (c1 > c0) gshmemi_get<S, false>(tmp, dest + c0, (c1 - c0) * sizeof(T), gshmemi_team_pe(t, other), call);
+            /* its quiet completes my get; its arrivals say the other node's get of mine did */
+            gshmemi_xnode_round<S>(t, call);
+            gshmemi_xnode_combine_nodes<T, OP, S, U>(t, dest, tmp, a, N, ce, c0, c1);
+        }
+    } else {
+        size_t plo, phi;   /* my piece of slice l */
+        gshmemi_slice(hi - lo, a, N, G, &plo, &phi);
+        plo += lo;
+        phi += lo;
+        for (size_t c0 = plo; c0 < phi; c0 += ce) {   /* no team round inside: counts may differ */
+            const size_t c1 = c0 + ce < phi ? c0 + ce : phi;
+            for (int s = 1; s < N; s++)
                 gshmemi_get<S, false>(tmp + (size_t)(s - 1) * ce, dest + c0, (c1 - c0) * sizeof(T),
-                                      gshmemi_team_pe(t, from), call);
-            /* (reduce-scatter) my partial of this step was fetched: dest is free again */
-            if (rs) gshmemi_xnode_round<S>(t, call);
+                                      gshmemi_team_pe(t, (a - s + N) % N * L + l), call);
+            gshmemi_xnode_quiet<S>(call);
+            gshmemi_xnode_combine_nodes<T, OP, S, U>(t, dest, tmp, a, N, ce, c0, c1);
         }
-        /* the round's quiet completes my gets (visible to the group after it); its arrivals say
-         * every member's gets of my partial completed, so dest may be overwritten */
-        if (!rs) gshmemi_xnode_round<S>(t, call);
-        else gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, gshmemi_in_node<T>{t, src + (size_t)me * n, base}, dest,
-                                                        L, c0, c1, r, z);
-        S::sync();
-        gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, gshmemi_in_nodes<T>{dest, tmp, a, N, ce, c0}, dest, N, c0, c1,
-                                                   r, z);
-        S::sync();
-    }
-    if (!rs) {
-        gshmemi_xnode_node_round<S>(t, call);   /* every slice of the result in its owner's dest */
-        for (int i = 1; i < L; i++) {
-            const int li = (l + i) % L;
-            size_t jlo, jhi;
-            gshmemi_slice(n, li, L, G, &jlo, &jhi);
-            if (jhi > jlo)
-                gshmemi_copy_group<false>(dest + jlo, gshmemi_at(dest, gshmemi_member_off(t, base + li)) + jlo,
-                                          (jhi - jlo) * sizeof(T), r, z);
+        gshmemi_xnode_round<S>(t, call);   /* every piece of the result in its owner's dest */
+        for (int s = 1; s < N; s++) {
+            const int b = (a + s) % N;
+            size_t blo, bhi;
+            gshmemi_slice(hi - lo, b, N, G, &blo, &bhi);
+            if (bhi > blo)
+                gshmemi_get<S, false>(dest + lo + blo, dest + lo + blo, (bhi - blo) * sizeof(T),
+                                      gshmemi_team_pe(t, b * L + l), call);
         }
+        gshmemi_xnode_quiet<S>(call);
     }
-    gshmemi_xnode_node_round<S>(t, call);   /* my node finished reading my source and dest */
+    gshmemi_xnode_node_round<S>(t, call);   /* every slice of the result in its owner's dest */
+    for (int i = 1; i < L; i++) {
+        const int li = (l + i) % L;
+        size_t jlo, jhi;
+        gshmemi_slice(n, li, L, G, &jlo, &jhi);
+        if (jhi > jlo)
+            gshmemi_copy_group<false>(dest + jlo, gshmemi_at(dest, gshmemi_member_off(t, base + li)) + jlo,
+                                      (jhi - jlo) * sizeof(T), r, z);
+    }
+    /* my node finished reading my source and dest (and, past two nodes, the others my piece) */
+    if (N == 2) gshmemi_xnode_node_round<S>(t, call);
+    else gshmemi_xnode_round<S>(t, call);
+}
+
+/* Reduce-scatter, hierarchical (my block me = a L + l): for each step s = 1 .. N-1, my node's
+ * partial of the block of (a + s, l) goes into my dest, a team round, I fetch the partial of my
+ * block that (a - s, l) made for me, a team round; then my node's own partial goes into dest and
+ * the N partials are combined in node order. Chunked by the landing buffer (the same count at
+ * every member: the blocks are alike); a node round at the end (my node read my source). */
+template <class T, int OP, class S, int U>
+GSHMEMI_COLL_FN void gshmemi_xnode_hier_reducescatter(const gshmemi_team *t, int team, T *dest, const T *src,
+                                                      size_t n, const char *call) {
+    const int m = t->size, me = t->my_idx, L = t->node_size, N = m / L, a = me / L, l = me - a * L, base = a * L;
+    const unsigned r = S::rank(), z = S::size();
+    const size_t ce = t->xtmp_bytes / (size_t)(N - 1) / 16 * 16 / sizeof(T);
+    if (ce == 0) gshmemi_xnode_no_tmp(call, team, m);
+    T *tmp = (T *)t->xtmp;
+    gshmemi_xnode_arrive<S>(t, team, gshmemi_sig(100 + GSHMEMI_COLL_REDUCESCATTER, sizeof(T), OP, n, 0), call);
+    for (size_t c0 = 0; c0 < n; c0 += ce) {
+        const size_t c1 = c0 + ce < n ? c0 + ce : n;
+        for (int s = 1; s < N; s++) {
+            const int to = (a + s) % N * L + l;   /* who fetches this step's partial from me */
+            gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, U>(t, gshmemi_in_node<T>{t, src + (size_t)to * n, base}, dest, L,
+                                                       c0, c1, r, z);
+            gshmemi_xnode_round<S>(t, call);
+            gshmemi_get<S, false>(tmp + (size_t)(s - 1) * ce, dest + c0, (c1 - c0) * sizeof(T),
+                                  gshmemi_team_pe(t, (a - s + N) % N * L + l), call);
+            gshmemi_xnode_round<S>(t, call);   /* mine was fetched: dest is free again */
+        }
+        gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, U>(t, gshmemi_in_node<T>{t, src + (size_t)me * n, base}, dest, L, c0,
+                                                   c1, r, z);
+        S::sync();
+        gshmemi_xnode_combine_nodes<T, OP, S, U>(t, dest, tmp, a, N, ce, c0, c1);
+    }
+    gshmemi_xnode_node_round<S>(t, call);
 }
 
 /* Reductions: what = REDUCE (all-reduce: reduce-scatter by owner blocks, then every member
  * reads every block), REDUCESCATTER (member k's dest = the combine of block k of every source),
  * INSCAN / EXSCAN (sum over members <= k / < k; exscan's member 0 gets zeros). */
-template <class T, int OP, class S>
+template <class T, int OP, class S, int U = 1>
 GSHMEMI_COLL_FN void gshmemi_xnode_reduce(const gshmemi_team *t, int team, int what, T *dest,
                                           const T *src, size_t n, const char *call) {
     const int m = t->size, me = t->my_idx;
@@ -332,10 +376,9 @@ GSHMEMI_COLL_FN void gshmemi_xnode_reduce(const gshmemi_team *t, int team, int w
         S::sync();
         return;
     }
-    if ((what == GSHMEMI_COLL_REDUCE || each) && gshmemi_xnode_hier_ok(t)) {
-        gshmemi_xnode_hier_reduce<T, OP, S>(t, team, each, dest, src, n, call);
-        return;
-    }
+    if (what == GSHMEMI_COLL_REDUCE && gshmemi_xnode_hier_ok(t))
+        return gshmemi_xnode_hier_allreduce<T, OP, S, U>(t, team, dest, src, n, call);
+    if (each && gshmemi_xnode_hier_ok(t)) return gshmemi_xnode_hier_reducescatter<T, OP, S, U>(t, team, dest, src, n, call);
     gshmemi_xnode_arrive<S>(t, team, gshmemi_sig(100 + what, sizeof(T), OP, n, 0), call);
     const bool rs = what == GSHMEMI_COLL_REDUCESCATTER;
     const bool scan = what == GSHMEMI_COLL_INSCAN || what == GSHMEMI_COLL_EXSCAN;
@@ -368,7 +411,7 @@ GSHMEMI_COLL_FN void gshmemi_xnode_reduce(const gshmemi_team *t, int team, int w
             }
             gshmemi_xnode_wait_for<S>(tk, call);
             gshmemi_in_xnode<T> x{t, in, half[h], c0, ch};
-            gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, x, dest, upto, c0, c1, S::rank(), S::size());
+            gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, U>(t, x, dest, upto, c0, c1, S::rank(), S::size());
             S::sync();
             c0 = n0;
             c1 = n1;
@@ -385,7 +428,7 @@ GSHMEMI_COLL_FN void gshmemi_xnode_reduce(const gshmemi_team *t, int team, int w
         } else {
             /* c0 and the slots are 16-byte multiples: vectors where dest and source allow */
             gshmemi_in_xnode<T> x{t, in, (const T *)t->xtmp, c0, ce};
-            gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, x, out, upto, c0, c1, S::rank(), S::size());
+            gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, U>(t, x, out, upto, c0, c1, S::rank(), S::size());
         }
         S::sync();
         if (park) {
