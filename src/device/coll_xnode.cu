@@ -11,9 +11,9 @@
 
 __global__ void __launch_bounds__(GSHMEMI_XNODE_THREADS) gshmemi_xnode_move_kernel(
     gshmemi_team t, int what, int team, void *dest, const void *src, size_t n, size_t es, int root,
-    ptrdiff_t dst, ptrdiff_t sst) {
+    ptrdiff_t dst, ptrdiff_t sst, int algo) {
     gshmemi_pdl_enter();
-    gshmemi_xnode_move<gshmemi_scope_block>(&t, team, what, dest, src, n, es, root, dst, sst,
+    gshmemi_xnode_move<gshmemi_scope_block>(&t, team, what, dest, src, n, es, root, dst, sst, algo,
                                             gshmemi_move_name(what));
 }
 
@@ -21,7 +21,7 @@ extern "C" int gshmemi_launch_xnode_move(void *stream, gshmemi_coll_plan p, cons
                                          int what, int team, void *dest, const void *src, size_t n,
                                          size_t es, int root, ptrdiff_t dst, ptrdiff_t sst) {
     return launch_k(gshmemi_xnode_move_kernel, p.nch, p.threads, stream,
-                    *(const gshmemi_team *)team_entry, what, team, dest, src, n, es, root, dst, sst);
+                    *(const gshmemi_team *)team_entry, what, team, dest, src, n, es, root, dst, sst, p.xalgo);
 }
 
 // Reductions by storage type (GSHMEMI_TYPE_CODE), each in coll_xnode_reduce.cu's unit of its type.

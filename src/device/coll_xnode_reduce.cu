@@ -13,9 +13,9 @@
 
 template <class T, int OP>
 __global__ void __launch_bounds__(GSHMEMI_XNODE_THREADS) gshmemi_xnode_reduce_kernel(
-    gshmemi_team t, int what, int team, T *dest, const T *src, size_t n) {
+    gshmemi_team t, int what, int team, T *dest, const T *src, size_t n, int algo) {
     gshmemi_pdl_enter();
-    gshmemi_xnode_reduce<T, OP, gshmemi_scope_block, 4>(&t, team, what, dest, src, n, gshmemi_reduce_name(what));
+    gshmemi_xnode_reduce<T, OP, gshmemi_scope_block, 4>(&t, team, what, dest, src, n, algo, gshmemi_reduce_name(what));
 }
 
 template <class T>
@@ -25,7 +25,7 @@ static int launch_op(int op, void *stream, gshmemi_coll_plan p, const void *te, 
     switch (op) {
 #define GSHMEMI_CASE(OPNAME, OPCODE, unused)                                                 \
     case OPCODE: return launch_k(gshmemi_xnode_reduce_kernel<T, OPCODE>, p.nch, p.threads, stream, t, \
-                                 what, team, (T *)dest, (const T *)src, n);
+                                 what, team, (T *)dest, (const T *)src, n, p.xalgo);
         GSHMEM_REDUCE_ARITH_OPS(GSHMEMI_CASE, 0)
     default: break;
     }

@@ -27,7 +27,7 @@ static int oneshot_most(int n) {
 #define SYNC_THREADS 32      /* team sync: one warp, whose lanes split the flag stores and waits */
 
 static gshmemi_coll_plan plan(int algo, int nch, int threads) {
-    gshmemi_coll_plan p = {algo, nch, threads};
+    gshmemi_coll_plan p = {algo, nch, threads, 0};
     return p;
 }
 
@@ -98,8 +98,11 @@ static bool copy_engine(int what, size_t nb, void *stream) {
 }
 
 gshmemi_coll_plan gshmemi_plan_move(const struct gshmemi_team *t, int what, size_t nb, void *stream) {
-    if (t->remote)   /* members on other nodes: one block, reads between team rounds */
-        return plan(GSHMEMI_ALGO_XNODE, 1, GSHMEMI_XNODE_THREADS);
+    if (t->remote) {   /* members on other nodes: one block; push, hierarchical or pull (rule.h) */
+        gshmemi_coll_plan p = plan(GSHMEMI_ALGO_XNODE, 1, GSHMEMI_XNODE_THREADS);
+        p.xalgo = gshmemi_xnode_move_algo(t, what, nb, gshmemi_cfg.DEBUG);
+        return p;
+    }
     if (what == GSHMEMI_MOVE_COLLECT)
         return plan(GSHMEMI_ALGO_TWO_ROUND, gshmemi_place_cap_blocks(COLLECT_CHANNELS), MOVE_THREADS);
     if (gshmemi_move_has_oneshot(what) && gshmemi_oneshot_fits(t, nb))
@@ -115,7 +118,11 @@ gshmemi_coll_plan gshmemi_plan_move(const struct gshmemi_team *t, int what, size
 
 gshmemi_coll_plan gshmemi_plan_reduce(const struct gshmemi_team *t, int what, size_t nelems,
                                       size_t es, bool in_place) {
-    if (t->remote) return plan(GSHMEMI_ALGO_XNODE, 1, GSHMEMI_XNODE_THREADS);
+    if (t->remote) {
+        gshmemi_coll_plan p = plan(GSHMEMI_ALGO_XNODE, 1, GSHMEMI_XNODE_THREADS);
+        p.xalgo = gshmemi_xnode_reduce_algo(t, what, nelems * es, gshmemi_cfg.DEBUG);
+        return p;
+    }
     size_t m = (size_t)t->size, nb = nelems * es, g = 16 / es;
     if (gshmemi_oneshot_fits(t, nb))
         return oneshot(t, nb, nelems, g, es, what == GSHMEMI_COLL_REDUCE, REDUCE_THREADS);

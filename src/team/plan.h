@@ -34,6 +34,7 @@ typedef struct gshmemi_coll_plan {
     int algo;      /* GSHMEMI_ALGO_* */
     int nch;       /* channels: the kernel's blocks, block c on channel c */
     int threads;   /* threads per block (COPY_ENGINE: of the local copy) */
+    int xalgo;     /* XNODE: GSHMEMI_XNODE_PULL / _PUSH / _HIER (coll/rule.h), else 0 */
 } gshmemi_coll_plan;
 
 /* Most threads per block of the collective kernels: their __launch_bounds__. */

@@ -7,8 +7,9 @@
  * in the kernels' bounds and the placement's cap; the one-pair kernel gets a thread for every
  * pair; the copy engine is chosen only for large broadcast, fcollect and alltoall, never on a
  * stream being captured, and the capture is asked only then; the 2-member reduce variants only
- * out of place; teams across nodes take the one-block cross-node kernel. And the plans the
- * docs cite for the defaults (docs/collectives.md). */
+ * out of place; teams across nodes take the one-block cross-node kernel with the algorithm
+ * rule.h's functions give (push, hierarchical, pull). And the plans the docs cite for the
+ * defaults (docs/collectives.md). */
 #include <stdio.h>
 
 #include "gshmem/device/coll/rule.h"
@@ -105,8 +106,10 @@ static void check_move(const gshmemi_team *t, int what, size_t nb) {
         bool ce_size = gshmemi_cfg.COLL_CE_MIN && nb >= gshmemi_cfg.COLL_CE_MIN &&
                        !gshmemi_oneshot_fits(t, nb);
         if (t->remote) {
-            EXPECT(p.algo == GSHMEMI_ALGO_XNODE && p.nch == 1 && p.threads == GSHMEMI_XNODE_THREADS,
-                   "%s across nodes: algo %d, %d x %d", names[what], p.algo, p.nch, p.threads);
+            EXPECT(p.algo == GSHMEMI_ALGO_XNODE && p.nch == 1 && p.threads == GSHMEMI_XNODE_THREADS &&
+                       p.xalgo == gshmemi_xnode_move_algo(t, what, nb, gshmemi_cfg.DEBUG) &&
+                       p.xalgo != GSHMEMI_XNODE_AUTO,
+                   "%s across nodes: algo %d (%d), %d x %d", names[what], p.algo, p.xalgo, p.nch, p.threads);
             continue;
         }
         check_bounds(p, nb, 16, 1, names[what], nb);
@@ -133,8 +136,10 @@ static void check_reduce(const gshmemi_team *t, int what, size_t n, size_t es) {
     for (int in_place = 0; in_place < 2; in_place++) {
         gshmemi_coll_plan p = gshmemi_plan_reduce(t, what, n, es, in_place);
         if (t->remote) {
-            EXPECT(p.algo == GSHMEMI_ALGO_XNODE && p.nch == 1 && p.threads == GSHMEMI_XNODE_THREADS,
-                   "%s across nodes: algo %d, %d x %d", names[what], p.algo, p.nch, p.threads);
+            EXPECT(p.algo == GSHMEMI_ALGO_XNODE && p.nch == 1 && p.threads == GSHMEMI_XNODE_THREADS &&
+                       p.xalgo == gshmemi_xnode_reduce_algo(t, what, nb, gshmemi_cfg.DEBUG) &&
+                       p.xalgo != GSHMEMI_XNODE_AUTO,
+                   "%s across nodes: algo %d (%d), %d x %d", names[what], p.algo, p.xalgo, p.nch, p.threads);
             continue;
         }
         check_bounds(p, n, 16 / es, es, names[what], nb);
@@ -159,6 +164,7 @@ static void sweep(void) {
         for (size_t ki = 0; ki < sizeof scratches / sizeof scratches[0]; ki++)
             for (int remote = 0; remote < 2; remote++) {
                 gshmemi_team t = team_of(sizes[si], scratches[ki], remote);
+                if (remote && sizes[si] >= 4 && sizes[si] % 2 == 0) t.node_size = 2;   /* 2 per node */
                 for (size_t nb = 0; nb <= (256ull << 20); nb = nb < 4096 ? nb + 8 : nb * 3 / 2) {
                     for (int what = GSHMEMI_MOVE_BROADCAST; what <= GSHMEMI_MOVE_ALLTOALLS; what++)
                         check_move(&t, what, nb);
@@ -203,6 +209,44 @@ static void check_documented(void) {
     expect_plan(gshmemi_plan_sync(&t), GSHMEMI_ALGO_SYNC, 1, 32, "team sync");
 }
 
+/* Across nodes (coll/rule.h, docs/collectives.md "Across nodes"): 4 members as 2 nodes x 2 with
+ * scratch: push up to 32 KiB of whole source, then hierarchical (all-reduce, reduce-scatter,
+ * fcollect) or pull (alltoall, broadcast, collect, scans); flat without node blocks; never push in
+ * debug mode. */
+static void expect_xalgo(int got, int want, const char *what) {
+    EXPECT(got == want, "%s across nodes: algorithm %d, expected %d", what, got, want);
+}
+static void check_xnode(void) {
+    gshmemi_team t = team_of(4, 1u << 20, 2);
+    t.node_size = 2;
+    capturing = false;
+    expect_xalgo(gshmemi_plan_reduce(&t, GSHMEMI_COLL_REDUCE, 2, 4, false).xalgo, GSHMEMI_XNODE_PUSH, "8 B allreduce");
+    expect_xalgo(gshmemi_plan_reduce(&t, GSHMEMI_COLL_REDUCE, 8192, 4, false).xalgo, GSHMEMI_XNODE_PUSH,
+                 "32 KiB allreduce");
+    expect_xalgo(gshmemi_plan_reduce(&t, GSHMEMI_COLL_REDUCE, 8193, 4, false).xalgo, GSHMEMI_XNODE_HIER,
+                 "32 KiB + 4 B allreduce");
+    expect_xalgo(gshmemi_plan_reduce(&t, GSHMEMI_COLL_REDUCESCATTER, 2048, 4, false).xalgo, GSHMEMI_XNODE_PUSH,
+                 "8 KiB reduce-scatter (32 KiB source)");
+    expect_xalgo(gshmemi_plan_reduce(&t, GSHMEMI_COLL_REDUCESCATTER, 2049, 4, false).xalgo, GSHMEMI_XNODE_HIER,
+                 "8 KiB + 4 B reduce-scatter");
+    expect_xalgo(gshmemi_plan_reduce(&t, GSHMEMI_COLL_INSCAN, 2, 4, false).xalgo, GSHMEMI_XNODE_PULL, "8 B inscan");
+    expect_xalgo(gshmemi_plan_move(&t, GSHMEMI_MOVE_FCOLLECT, 8, NULL).xalgo, GSHMEMI_XNODE_PUSH, "8 B fcollect");
+    expect_xalgo(gshmemi_plan_move(&t, GSHMEMI_MOVE_FCOLLECT, 1u << 20, NULL).xalgo, GSHMEMI_XNODE_HIER,
+                 "1 MiB fcollect");
+    expect_xalgo(gshmemi_plan_move(&t, GSHMEMI_MOVE_ALLTOALL, 8, NULL).xalgo, GSHMEMI_XNODE_PUSH, "8 B alltoall");
+    expect_xalgo(gshmemi_plan_move(&t, GSHMEMI_MOVE_ALLTOALL, 1u << 20, NULL).xalgo, GSHMEMI_XNODE_PULL,
+                 "1 MiB alltoall");
+    expect_xalgo(gshmemi_plan_move(&t, GSHMEMI_MOVE_BROADCAST, 8, NULL).xalgo, GSHMEMI_XNODE_PULL, "8 B broadcast");
+    t.node_size = 0;   /* not node-blocked, or GSHMEM_COLL_XNODE_HIER=0 */
+    expect_xalgo(gshmemi_plan_reduce(&t, GSHMEMI_COLL_REDUCE, 1u << 20, 4, false).xalgo, GSHMEMI_XNODE_PULL,
+                 "4 MiB allreduce, flat team");
+    t.node_size = 2;
+    gshmemi_cfg.DEBUG = 1;
+    expect_xalgo(gshmemi_plan_reduce(&t, GSHMEMI_COLL_REDUCE, 2, 4, false).xalgo, GSHMEMI_XNODE_HIER,
+                 "8 B allreduce, debug");
+    gshmemi_cfg.DEBUG = 0;
+}
+
 int main(void) {
     /* reductions: elements of es bytes in groups of 16 / es; moves: bytes in groups of 16 */
     static const size_t chunks[] = {1, 16, 100, 1024, 4096, 16384};
@@ -220,6 +264,7 @@ int main(void) {
             for (int nch = 1; nch <= 16; nch++) check_pairs(units, es, 16 / es, nch);
 
     check_documented();
+    check_xnode();
     sweep();
     /* settings that move the choice: a placement cap, a chunk so large that one channel would
        poll past the device's one-group limit, tuned thread counts and thresholds */

@@ -20,7 +20,7 @@ GSHMEMI_DEV void gshmemi_reduce(int team, int what, T *dest, const T *src, size_
                                 int nch, const char *call) {
     const gshmemi_team *t = gshmemi_team_member(team, call);
 #if GSHMEM_REMOTE
-    if (t->remote) return gshmemi_xnode_reduce<T, OP, S>(t, team, what, dest, src, n, call);
+    if (t->remote) return gshmemi_xnode_reduce<T, OP, S>(t, team, what, dest, src, n, GSHMEMI_XNODE_AUTO, call);
 #endif
     gshmemi_reduce_t<T, OP, S, U>(t, team, what, dest, src, n, c, nch, call);
 }
@@ -30,7 +30,8 @@ GSHMEMI_DEV void gshmemi_move(int team, int what, void *dest, const void *src, s
                               const char *call) {
     const gshmemi_team *t = gshmemi_team_member(team, call);
 #if GSHMEM_REMOTE
-    if (t->remote) return gshmemi_xnode_move<S>(t, team, what, dest, src, n, es, root, dst, sst, call);
+    if (t->remote)
+        return gshmemi_xnode_move<S>(t, team, what, dest, src, n, es, root, dst, sst, GSHMEMI_XNODE_AUTO, call);
 #endif
     gshmemi_move_t<S>(t, team, what, dest, src, n, es, root, dst, sst, c, nch, call);
 }

@@ -82,4 +82,23 @@ GSHMEMI_HD bool gshmemi_xnode_hier_ok(const gshmemi_team *t) {
     return t->node_size >= 2 && t->size >= 2 * t->node_size;
 }
 
+/* The algorithm of a collective on a team across nodes, decided here alone: the host's plan
+ * (plan.c) records it for the on-stream kernels, and a collective in a user's kernel, which has
+ * no plan, asks the same functions (GSHMEMI_XNODE_AUTO, xnode.h). nb: bytes per member. Push
+ * for all-reduce, reduce-scatter, fcollect and alltoall whose whole source fits a slot;
+ * hierarchical for the first three on node-blocked teams; pull otherwise. */
+enum { GSHMEMI_XNODE_AUTO = 0, GSHMEMI_XNODE_PULL, GSHMEMI_XNODE_PUSH, GSHMEMI_XNODE_HIER };
+GSHMEMI_HD int gshmemi_xnode_reduce_algo(const gshmemi_team *t, int what, size_t nb, int debug) {
+    const bool rs = what == GSHMEMI_COLL_REDUCESCATTER;
+    if (what != GSHMEMI_COLL_REDUCE && !rs) return GSHMEMI_XNODE_PULL;   /* scans */
+    if (gshmemi_xnode_push_ok(t, (rs ? (size_t)t->size : 1) * nb, debug)) return GSHMEMI_XNODE_PUSH;
+    return gshmemi_xnode_hier_ok(t) ? GSHMEMI_XNODE_HIER : GSHMEMI_XNODE_PULL;
+}
+GSHMEMI_HD int gshmemi_xnode_move_algo(const gshmemi_team *t, int what, size_t nb, int debug) {
+    const bool a2a = what == GSHMEMI_MOVE_ALLTOALL;
+    if (what != GSHMEMI_MOVE_FCOLLECT && !a2a) return GSHMEMI_XNODE_PULL;
+    if (gshmemi_xnode_push_ok(t, (a2a ? (size_t)t->size : 1) * nb, debug)) return GSHMEMI_XNODE_PUSH;
+    return !a2a && gshmemi_xnode_hier_ok(t) ? GSHMEMI_XNODE_HIER : GSHMEMI_XNODE_PULL;
+}
+
 #endif

@@ -15,11 +15,12 @@
  *   completion: every member has finished reading this PE's source and dest, which the caller
  *               may then overwrite.
  *
- * Small all-reduces, reduce-scatters, fcollects and alltoalls push instead (rule.h's
- * gshmemi_xnode_push_ok): one network trip, no round (gshmemi_xnode_push below). Larger ones on
- * node-blocked teams (rule.h's gshmemi_xnode_hier_ok) go hierarchically: inside each node by
- * load/store, across the network only between members of one local index
- * (gshmemi_xnode_hier_reduce, gshmemi_xnode_hier_fcollect). */
+ * Small all-reduces, reduce-scatters, fcollects and alltoalls push instead: one network trip,
+ * no round (gshmemi_xnode_push below). Larger ones on node-blocked teams go hierarchically:
+ * inside each node by load/store, across the network only between members of one local index
+ * (gshmemi_xnode_hier_*). Which one runs is rule.h's gshmemi_xnode_reduce_algo /
+ * gshmemi_xnode_move_algo: the host's plan passes it to the on-stream kernels (`algo`), a
+ * device form passes GSHMEMI_XNODE_AUTO and the same function decides here. */
 #ifndef GSHMEM_DEVICE_COLL_XNODE_H
 #define GSHMEM_DEVICE_COLL_XNODE_H
 
@@ -358,7 +359,7 @@ GSHMEMI_COLL_FN void gshmemi_xnode_hier_reducescatter(const gshmemi_team *t, int
  * INSCAN / EXSCAN (sum over members <= k / < k; exscan's member 0 gets zeros). */
 template <class T, int OP, class S, int U = 1>
 GSHMEMI_COLL_FN void gshmemi_xnode_reduce(const gshmemi_team *t, int team, int what, T *dest,
-                                          const T *src, size_t n, const char *call) {
+                                          const T *src, size_t n, int algo, const char *call) {
     const int m = t->size, me = t->my_idx;
     constexpr size_t G = 16 / sizeof(T);
     const size_t ce = gshmemi_xnode_chunk(t, sizeof(T));
@@ -368,17 +369,17 @@ GSHMEMI_COLL_FN void gshmemi_xnode_reduce(const gshmemi_team *t, int team, int w
     /* push: an all-reduce sends its source to every member, a reduce-scatter block j of it to
      * member j (its whole source is staged: m blocks) */
     const bool each = what == GSHMEMI_COLL_REDUCESCATTER;
-    if ((what == GSHMEMI_COLL_REDUCE || each) &&
-        gshmemi_xnode_push_ok(t, (each ? (size_t)m : 1) * n * sizeof(T), gshmemi_dstate.debug)) {
+    if (algo == GSHMEMI_XNODE_AUTO) algo = gshmemi_xnode_reduce_algo(t, what, n * sizeof(T), gshmemi_dstate.debug);
+    if (algo == GSHMEMI_XNODE_PUSH) {
         const char *area = gshmemi_xnode_push<S>(t, src, n * sizeof(T), each, call);
         gshmemi_in_slots<T> x{(const T *)area, t->scratch_bytes / sizeof(T), me, each ? (size_t)me * n : 0};
         gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, x, dest, m, 0, n, S::rank(), S::size());
         S::sync();
         return;
     }
-    if (what == GSHMEMI_COLL_REDUCE && gshmemi_xnode_hier_ok(t))
-        return gshmemi_xnode_hier_allreduce<T, OP, S, U>(t, team, dest, src, n, call);
-    if (each && gshmemi_xnode_hier_ok(t)) return gshmemi_xnode_hier_reducescatter<T, OP, S, U>(t, team, dest, src, n, call);
+    if (algo == GSHMEMI_XNODE_HIER)
+        return each ? gshmemi_xnode_hier_reducescatter<T, OP, S, U>(t, team, dest, src, n, call)
+                    : gshmemi_xnode_hier_allreduce<T, OP, S, U>(t, team, dest, src, n, call);
     gshmemi_xnode_arrive<S>(t, team, gshmemi_sig(100 + what, sizeof(T), OP, n, 0), call);
     const bool rs = what == GSHMEMI_COLL_REDUCESCATTER;
     const bool scan = what == GSHMEMI_COLL_INSCAN || what == GSHMEMI_COLL_EXSCAN;
@@ -495,7 +496,7 @@ GSHMEMI_COLL_FN void gshmemi_xnode_hier_fcollect(const gshmemi_team *t, int team
 template <class S>
 GSHMEMI_COLL_FN void gshmemi_xnode_move(const gshmemi_team *t, int team, int what, void *dest,
                                         const void *src, size_t n, size_t es, int root, ptrdiff_t dst,
-                                        ptrdiff_t sst, const char *call) {
+                                        ptrdiff_t sst, int algo, const char *call) {
     const int m = t->size, me = t->my_idx;
     const size_t nb = n * es;
     char *d = (char *)dest;
@@ -506,8 +507,8 @@ GSHMEMI_COLL_FN void gshmemi_xnode_move(const gshmemi_team *t, int team, int wha
                             call);
     /* push: fcollect sends its source to every member, alltoall block j of it to member j */
     const bool each = what == GSHMEMI_MOVE_ALLTOALL;
-    if ((what == GSHMEMI_MOVE_FCOLLECT || each) &&
-        gshmemi_xnode_push_ok(t, (each ? (size_t)m : 1) * nb, gshmemi_dstate.debug)) {
+    if (algo == GSHMEMI_XNODE_AUTO) algo = gshmemi_xnode_move_algo(t, what, nb, gshmemi_dstate.debug);
+    if (algo == GSHMEMI_XNODE_PUSH) {
         const char *area = gshmemi_xnode_push<S>(t, src, nb, each, call);
         for (int j = 0; j < m; j++)
             gshmemi_copy_group<false>(d + (size_t)j * nb,
@@ -516,7 +517,7 @@ GSHMEMI_COLL_FN void gshmemi_xnode_move(const gshmemi_team *t, int team, int wha
         S::sync();
         return;
     }
-    if (what == GSHMEMI_MOVE_FCOLLECT && gshmemi_xnode_hier_ok(t)) {
+    if (algo == GSHMEMI_XNODE_HIER) {
         gshmemi_xnode_hier_fcollect<S>(t, team, gshmemi_move_sig(what, n, es, root, dst, sst), d, s, nb, call);
         return;
     }
