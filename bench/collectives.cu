@@ -300,6 +300,23 @@ static float time_calls(int lib, int fam, size_t n, int iters, cudaGraphExec_t g
 /* Across nodes (a PE that PE 0 cannot reach by load/store): the remote put bandwidth of the
  * link, PE 0 to the first such PE, in the same job: 16 MiB on-stream puts, 1 warm-up then 8
  * timed, completed by an on-stream quiet. The bus bandwidth of the rows compares with it. */
+#ifndef BENCH_NVSHMEM
+/* ms of `reps` on-stream puts of n bytes to PE `to` after one warm-up, completed by an
+ * on-stream quiet */
+static float time_puts(int to, size_t n, int reps) {
+    for (int r = 0; r <= reps; r++) {
+        if (r == 1) CK(cudaEventRecord(e0, st));
+        gshmemx_putmem_on_stream(bufs[SHMEM].dst, bufs[SHMEM].src, n, to, st);
+    }
+    gshmemx_quiet_on_stream(st);
+    CK(cudaEventRecord(e1, st));
+    CK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    return ms;
+}
+#endif
+
 static void link_bandwidth(void) {
 #ifndef BENCH_NVSHMEM
     int far = -1;
@@ -308,37 +325,16 @@ static void link_bandwidth(void) {
     if (far < 0) return;
     const size_t n = std::min<size_t>(16u << 20, CAP);
     const int reps = 8;
-    if (me == 0) {
-        for (int r = 0; r <= reps; r++) {
-            if (r == 1) CK(cudaEventRecord(e0, st));
-            gshmemx_putmem_on_stream(bufs[SHMEM].dst, bufs[SHMEM].src, n, far, st);
-        }
-        gshmemx_quiet_on_stream(st);
-        CK(cudaEventRecord(e1, st));
-        CK(cudaEventSynchronize(e1));
-        float ms = 0;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
+    if (me == 0)
         printf("across nodes: remote put bandwidth of the link, PE 0 -> PE %d (%zu MiB on-stream puts): %.2f GB/s\n",
-               far, n >> 20, (double)n * reps / (ms * 1e-3) / 1e9);
-    }
+               far, n >> 20, (double)n * reps / (time_puts(far, n, reps) * 1e-3) / 1e9);
     bench_barrier_all();
     /* The same with every PE putting at once to the PE of its local index on the next node:
      * what each PE gets of the network when all use it, as in a collective (on one machine
      * split into nodes, every PE shares the one loopback; across hosts, each node its NIC). */
     const int per_node = gshmem_team_n_pes(GSHMEM_TEAM_SHARED);
     const int to = (me + per_node) % np;
-    float ms = 0;
-    if (to != me && !gshmem_ptr(bufs[SHMEM].dst, to)) {
-        for (int r = 0; r <= reps; r++) {
-            if (r == 1) CK(cudaEventRecord(e0, st));
-            gshmemx_putmem_on_stream(bufs[SHMEM].dst, bufs[SHMEM].src, n, to, st);
-        }
-        gshmemx_quiet_on_stream(st);
-        CK(cudaEventRecord(e1, st));
-        CK(cudaEventSynchronize(e1));
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-    }
-    ms = allmax(ms);
+    float ms = allmax(to != me && !gshmem_ptr(bufs[SHMEM].dst, to) ? time_puts(to, n, reps) : 0.f);
     if (me == 0 && ms > 0)
         printf("across nodes: every PE at once to PE + %d (%zu MiB on-stream puts): %.2f GB/s per PE (the slowest)\n",
                per_node, n >> 20, (double)n * reps / (ms * 1e-3) / 1e9);
