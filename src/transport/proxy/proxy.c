@@ -206,6 +206,11 @@ static void *proxy_main(void *arg) {
     while (!__atomic_load_n(&x->stop, __ATOMIC_ACQUIRE)) {
         int work = 0;
         for (int i = 0; i < x->n_rings; i++) work += gshmemi_pring_drain(x, x->rings[i], DRAIN_BATCH);
+        /* what the GPU just posted goes to the provider before this turn's responses: a reply
+         * in a ping-pong (posted once the GPU saw the request's data, which lands before the
+         * mark that releases the request's response) does not wait behind that response's
+         * send call */
+        if (x->pump_n) work += pump_all(x);
         work += gshmemi_fab_progress(x);
         if (x->mode == GSHMEMI_PROXY_STAGED) work += gshmemi_staged_progress(x);
         if (x->pump_n) work += pump_all(x);
