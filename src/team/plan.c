@@ -31,6 +31,13 @@ static gshmemi_coll_plan plan(int algo, int nch, int threads) {
     return p;
 }
 
+/* Members on other nodes: the one-block cross-node kernel, with rule.h's algorithm. */
+static gshmemi_coll_plan xnode_plan(int xalgo) {
+    gshmemi_coll_plan p = plan(GSHMEMI_ALGO_XNODE, 1, GSHMEMI_XNODE_THREADS);
+    p.xalgo = xalgo;
+    return p;
+}
+
 /* ---- arithmetic ------------------------------------------------------------------------- */
 int gshmemi_plan_oneshot_channels(size_t nb, size_t units, size_t g, size_t chunk, int most) {
     if (chunk < 16) chunk = 16;
@@ -98,11 +105,7 @@ static bool copy_engine(int what, size_t nb, void *stream) {
 }
 
 gshmemi_coll_plan gshmemi_plan_move(const struct gshmemi_team *t, int what, size_t nb, void *stream) {
-    if (t->remote) {   /* members on other nodes: one block; push, hierarchical or pull (rule.h) */
-        gshmemi_coll_plan p = plan(GSHMEMI_ALGO_XNODE, 1, GSHMEMI_XNODE_THREADS);
-        p.xalgo = gshmemi_xnode_move_algo(t, what, nb, gshmemi_cfg.DEBUG);
-        return p;
-    }
+    if (t->remote) return xnode_plan(gshmemi_xnode_move_algo(t, what, nb, gshmemi_cfg.DEBUG));
     if (what == GSHMEMI_MOVE_COLLECT)
         return plan(GSHMEMI_ALGO_TWO_ROUND, gshmemi_place_cap_blocks(COLLECT_CHANNELS), MOVE_THREADS);
     if (gshmemi_move_has_oneshot(what) && gshmemi_oneshot_fits(t, nb))
@@ -118,11 +121,7 @@ gshmemi_coll_plan gshmemi_plan_move(const struct gshmemi_team *t, int what, size
 
 gshmemi_coll_plan gshmemi_plan_reduce(const struct gshmemi_team *t, int what, size_t nelems,
                                       size_t es, bool in_place) {
-    if (t->remote) {
-        gshmemi_coll_plan p = plan(GSHMEMI_ALGO_XNODE, 1, GSHMEMI_XNODE_THREADS);
-        p.xalgo = gshmemi_xnode_reduce_algo(t, what, nelems * es, gshmemi_cfg.DEBUG);
-        return p;
-    }
+    if (t->remote) return xnode_plan(gshmemi_xnode_reduce_algo(t, what, nelems * es, gshmemi_cfg.DEBUG));
     size_t m = (size_t)t->size, nb = nelems * es, g = 16 / es;
     if (gshmemi_oneshot_fits(t, nb))
         return oneshot(t, nb, nelems, g, es, what == GSHMEMI_COLL_REDUCE, REDUCE_THREADS);

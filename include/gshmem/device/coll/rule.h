@@ -88,17 +88,20 @@ GSHMEMI_HD bool gshmemi_xnode_hier_ok(const gshmemi_team *t) {
  * for all-reduce, reduce-scatter, fcollect and alltoall whose whole source fits a slot;
  * hierarchical for the first three on node-blocked teams; pull otherwise. */
 enum { GSHMEMI_XNODE_AUTO = 0, GSHMEMI_XNODE_PULL, GSHMEMI_XNODE_PUSH, GSHMEMI_XNODE_HIER };
+/* pushable: the collective has a push form; each: its source holds a block per member (the
+ * whole source is what must fit); hier: it has a hierarchical form */
+GSHMEMI_HD int gshmemi_xnode_algo(const gshmemi_team *t, bool pushable, bool each, bool hier, size_t nb,
+                                  int debug) {
+    if (pushable && gshmemi_xnode_push_ok(t, (each ? (size_t)t->size : 1) * nb, debug)) return GSHMEMI_XNODE_PUSH;
+    return hier && gshmemi_xnode_hier_ok(t) ? GSHMEMI_XNODE_HIER : GSHMEMI_XNODE_PULL;
+}
 GSHMEMI_HD int gshmemi_xnode_reduce_algo(const gshmemi_team *t, int what, size_t nb, int debug) {
-    const bool rs = what == GSHMEMI_COLL_REDUCESCATTER;
-    if (what != GSHMEMI_COLL_REDUCE && !rs) return GSHMEMI_XNODE_PULL;   /* scans */
-    if (gshmemi_xnode_push_ok(t, (rs ? (size_t)t->size : 1) * nb, debug)) return GSHMEMI_XNODE_PUSH;
-    return gshmemi_xnode_hier_ok(t) ? GSHMEMI_XNODE_HIER : GSHMEMI_XNODE_PULL;
+    const bool rs = what == GSHMEMI_COLL_REDUCESCATTER, both = rs || what == GSHMEMI_COLL_REDUCE;   /* not scans */
+    return gshmemi_xnode_algo(t, both, rs, both, nb, debug);
 }
 GSHMEMI_HD int gshmemi_xnode_move_algo(const gshmemi_team *t, int what, size_t nb, int debug) {
-    const bool a2a = what == GSHMEMI_MOVE_ALLTOALL;
-    if (what != GSHMEMI_MOVE_FCOLLECT && !a2a) return GSHMEMI_XNODE_PULL;
-    if (gshmemi_xnode_push_ok(t, (a2a ? (size_t)t->size : 1) * nb, debug)) return GSHMEMI_XNODE_PUSH;
-    return !a2a && gshmemi_xnode_hier_ok(t) ? GSHMEMI_XNODE_HIER : GSHMEMI_XNODE_PULL;
+    const bool a2a = what == GSHMEMI_MOVE_ALLTOALL, fc = what == GSHMEMI_MOVE_FCOLLECT;
+    return gshmemi_xnode_algo(t, fc || a2a, a2a, fc, nb, debug);
 }
 
 #endif

@@ -79,9 +79,10 @@ static __device__ __noinline__ void gshmemi_xnode_no_tmp(const char *call, int t
                         "its %d members (raise GSHMEM_COLL_XNODE_BYTES)", call, team, m);
 }
 
-/* Elements per member per chunk of the landing buffer (slots of 16-byte multiples). */
-GSHMEMI_DEV size_t gshmemi_xnode_chunk(const gshmemi_team *t, size_t es) {
-    size_t per = t->xtmp_bytes / (size_t)t->size / 16 * 16;
+/* Elements per slot when the landing buffer is cut into `slots` slots of 16-byte multiples (the
+ * flat paths: one per member; the hierarchical ones: one per other node). */
+GSHMEMI_DEV size_t gshmemi_xnode_chunk(const gshmemi_team *t, size_t es, int slots) {
+    size_t per = t->xtmp_bytes / (size_t)slots / 16 * 16;
     return per / es;
 }
 
@@ -198,6 +199,15 @@ template <class T> struct gshmemi_in_slots {
  * (channel 0, through the proxy) the whole team. */
 #define GSHMEMI_XNODE_NODE_ROW 2
 
+/* Where I am in a node-blocked team: N nodes of L members, me = a * L + l, my node's first
+ * member base. */
+struct gshmemi_xnode_place {
+    int L, N, a, l, base;
+    __device__ __forceinline__ explicit gshmemi_xnode_place(const gshmemi_team *t)
+        : L(t->node_size), N(t->size / t->node_size), a(t->my_idx / t->node_size),
+          l(t->my_idx - t->my_idx / t->node_size * t->node_size), base(t->my_idx / t->node_size * t->node_size) {}
+};
+
 struct gshmemi_node_cells {   /* my cell in row NODE_ROW of member base + j, by load/store */
     const gshmemi_team *t;
     int base;
@@ -209,9 +219,10 @@ struct gshmemi_node_cells {   /* my cell in row NODE_ROW of member base + j, by 
 
 /* A round of my node's members only (their stores before it are visible after it). */
 template <class S> GSHMEMI_COLL_FN void gshmemi_xnode_node_round(const gshmemi_team *t, const char *call) {
-    const int L = t->node_size, base = t->my_idx / L * L;
+    const gshmemi_xnode_place x(t);
+    const int L = x.L, base = x.base;
     S::sync();
-    gshmemi_count_round_ls<S, true>(L, t->my_idx - base, t->epochs + GSHMEMI_XNODE_NODE_ROW,
+    gshmemi_count_round_ls<S, true>(L, x.l, t->epochs + GSHMEMI_XNODE_NODE_ROW,
                                     t->flags + (size_t)GSHMEMI_XNODE_NODE_ROW * t->size + base,
                                     gshmemi_node_cells{t, base, call}, call);
 }
@@ -262,11 +273,12 @@ GSHMEMI_DEV void gshmemi_xnode_combine_nodes(const gshmemi_team *t, T *dest, con
 template <class T, int OP, class S, int U>
 GSHMEMI_COLL_FN void gshmemi_xnode_hier_allreduce(const gshmemi_team *t, int team, T *dest, const T *src, size_t n,
                                                   const char *call) {
-    const int m = t->size, me = t->my_idx, L = t->node_size, N = m / L, a = me / L, l = me - a * L, base = a * L;
+    const gshmemi_xnode_place x(t);
+    const int L = x.L, N = x.N, a = x.a, l = x.l, base = x.base;
     constexpr size_t G = 16 / sizeof(T);
     const unsigned r = S::rank(), z = S::size();
-    const size_t ce = t->xtmp_bytes / (size_t)(N - 1) / 16 * 16 / sizeof(T);
-    if (ce == 0) gshmemi_xnode_no_tmp(call, team, m);
+    const size_t ce = gshmemi_xnode_chunk(t, sizeof(T), N - 1);
+    if (ce == 0) gshmemi_xnode_no_tmp(call, team, t->size);
     T *tmp = (T *)t->xtmp;
     gshmemi_xnode_arrive<S>(t, team, gshmemi_sig(100 + GSHMEMI_COLL_REDUCE, sizeof(T), OP, n, 0), call);
     size_t lo, hi;
@@ -329,10 +341,11 @@ GSHMEMI_COLL_FN void gshmemi_xnode_hier_allreduce(const gshmemi_team *t, int tea
 template <class T, int OP, class S, int U>
 GSHMEMI_COLL_FN void gshmemi_xnode_hier_reducescatter(const gshmemi_team *t, int team, T *dest, const T *src,
                                                       size_t n, const char *call) {
-    const int m = t->size, me = t->my_idx, L = t->node_size, N = m / L, a = me / L, l = me - a * L, base = a * L;
+    const gshmemi_xnode_place x(t);
+    const int L = x.L, N = x.N, a = x.a, l = x.l, base = x.base, me = t->my_idx;
     const unsigned r = S::rank(), z = S::size();
-    const size_t ce = t->xtmp_bytes / (size_t)(N - 1) / 16 * 16 / sizeof(T);
-    if (ce == 0) gshmemi_xnode_no_tmp(call, team, m);
+    const size_t ce = gshmemi_xnode_chunk(t, sizeof(T), N - 1);
+    if (ce == 0) gshmemi_xnode_no_tmp(call, team, t->size);
     T *tmp = (T *)t->xtmp;
     gshmemi_xnode_arrive<S>(t, team, gshmemi_sig(100 + GSHMEMI_COLL_REDUCESCATTER, sizeof(T), OP, n, 0), call);
     for (size_t c0 = 0; c0 < n; c0 += ce) {
@@ -362,7 +375,7 @@ GSHMEMI_COLL_FN void gshmemi_xnode_reduce(const gshmemi_team *t, int team, int w
                                           const T *src, size_t n, int algo, const char *call) {
     const int m = t->size, me = t->my_idx;
     constexpr size_t G = 16 / sizeof(T);
-    const size_t ce = gshmemi_xnode_chunk(t, sizeof(T));
+    const size_t ce = gshmemi_xnode_chunk(t, sizeof(T), m);
     if (ce == 0) gshmemi_xnode_no_tmp(call, team, m);
     gshmemi_coll_check_bufs(dest, n * sizeof(T), src,
                             (what == GSHMEMI_COLL_REDUCESCATTER ? (size_t)m : 1) * n * sizeof(T), call);
@@ -469,7 +482,8 @@ GSHMEMI_DEV void gshmemi_xnode_strided(char *d, const char *s, ptrdiff_t dst, pt
 template <class S>
 GSHMEMI_COLL_FN void gshmemi_xnode_hier_fcollect(const gshmemi_team *t, int team, unsigned sig, char *d,
                                                  const char *s, size_t nb, const char *call) {
-    const int me = t->my_idx, L = t->node_size, N = t->size / L, a = me / L, l = me - a * L, base = a * L;
+    const gshmemi_xnode_place x(t);
+    const int L = x.L, N = x.N, a = x.a, l = x.l, base = x.base, me = t->my_idx;
     const unsigned r = S::rank(), z = S::size();
     gshmemi_xnode_arrive<S>(t, team, sig, call);
     for (int q = 1; q < N && nb; q++) {
