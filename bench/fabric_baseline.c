@@ -82,7 +82,7 @@ static void ip_of(const char *iface, char *ip) {
 static void open_side(side *s, const char *prov, const char *node) {
     struct fi_info *h = fi_allocinfo();
     h->ep_attr->type = FI_EP_RDM;
-    h->caps = FI_RMA | FI_ATOMIC;
+    h->caps = FI_RMA | FI_ATOMIC | FI_MSG;
     h->mode = FI_CONTEXT | FI_CONTEXT2;
     h->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
     h->domain_attr->av_type = FI_AV_TABLE;
@@ -183,6 +183,57 @@ static void pingpong(side *s, int iters, int rank) {
                s->info->fabric_attr->prov_name, (now_s() - t0) / iters / 2 * 1e6, iters);
 }
 
+/* fi_send ping-pong of `size` bytes (the staged protocol's messages: a one-p request is 168 B):
+ * each side keeps receives posted in its buffer and reads its CQ until the message came. */
+static void msg_pingpong(side *s, int iters, int rank, size_t size, size_t SLOT) {
+    enum { NRX = 8 };
+    char *rx = s->buf + BUF - (NRX + 1) * SLOT, *tx = s->buf + BUF - SLOT;
+    void *desc = fi_mr_desc(s->mr);
+    /* the provider may use a context (FI_CONTEXT) until its completion: one per operation */
+    static struct fi_context2 ctx[NRX], txc[64];
+    int ntx = 0;
+    for (int k = 0; k < NRX; k++) CHECK(fi_recv(s->ep, rx + k * SLOT, SLOT, desc, FI_ADDR_UNSPEC, &ctx[k]));
+    double t0 = 0;
+    for (int i = 1; i <= iters + 100; i++) {
+        if (i == 101) t0 = now_s();
+        for (int turn = 0; turn < 2; turn++) {
+            if ((turn == 0) == (rank == 0)) {   /* send */
+                for (;;) {
+                    ssize_t r = fi_send(s->ep, tx, size, desc, s->peer, &txc[ntx % 64]);
+                    if (!r) break;
+                    if (r != -FI_EAGAIN) CHECK(r);
+                    reap(s);
+                }
+                ntx++;
+                continue;
+            }
+            for (int got = 0; !got;) {   /* receive: one completion of a posted buffer */
+                struct fi_cq_entry e[8];
+                ssize_t n = fi_cq_read(s->cq, e, 8);
+                if (n == -FI_EAVAIL || (n < 0 && n != -FI_EAGAIN)) CHECK(n);
+                for (ssize_t k = 0; k < n; k++) {
+                    struct fi_context2 *c = e[k].op_context;
+                    if (c < ctx || c >= ctx + NRX) continue;   /* one of our sends completed */
+                    got = 1;
+                    CHECK(fi_recv(s->ep, rx + (c - ctx) * SLOT, SLOT, desc, FI_ADDR_UNSPEC, c));
+                }
+            }
+        }
+    }
+    if (rank == 0)
+        printf("fabric_baseline %s: fi_send %zu B one-way latency %.2f us (ping-pong / 2, %d rounds, receives of %zu B)\n",
+               s->info->fabric_attr->prov_name, size, (now_s() - t0) / iters / 2 * 1e6, iters, SLOT);
+    /* both sides are past the last receive: cancel the posted ones, read every completion */
+    for (int k = 0; k < NRX; k++) fi_cancel(&s->ep->fid, &ctx[k]);
+    for (double t = now_s(); now_s() - t < 0.01;) {
+        struct fi_cq_entry e[8];
+        if (fi_cq_read(s->cq, e, 8) == -FI_EAVAIL) {
+            struct fi_cq_err_entry ee = {0};
+            fi_cq_readerr(s->cq, &ee, 0);
+        }
+    }
+}
+
 static void bandwidth(side *s, int rank, int sock) {
     static const size_t sizes[] = {1024, 4096, 65536, 1u << 20, 4u << 20, 16u << 20, 64u << 20};
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
@@ -258,6 +309,9 @@ static int run(int rank, int sock, const char *prov, const char *node, const cha
     exchange(&s, sock);
     if (rank == 0) printf("fabric_baseline: provider %s, address %s\n", s.info->fabric_attr->prov_name, node);
     pingpong(&s, 2000, rank);
+    msg_pingpong(&s, 2000, rank, 8, 4096);
+    msg_pingpong(&s, 2000, rank, 168, 4096);
+    msg_pingpong(&s, 2000, rank, 168, 512u << 10);
     bandwidth(&s, rank, sock);
     atomic_rate(&s, rank, sock);
     char bye = 0;   /* neither closes while the other may still need its progress */

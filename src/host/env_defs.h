@@ -84,3 +84,5 @@ GSHMEMI_ENV_FIELD(PROXY_SPIN_US, INT, int, 2000,
                   "microseconds the proxy thread keeps spinning after its last work before it starts sleeping")
 GSHMEMI_ENV_FIELD(PROXY_IDLE_US, INT, int, 20,
                   "microseconds an idle proxy thread sleeps between polls: bounds its wake-up latency (0 = never sleep)")
+GSHMEMI_ENV_FIELD(PROXY_ACK_HOLD_US, INT, int, 10,
+                  "staged mode: microseconds a response may wait for a request to its PE to carry it (saves a message where traffic goes both ways; 0 = send every response at once)")

@@ -41,6 +41,7 @@ static uint8_t pat(int pe, uint64_t i) { return (uint8_t)(pe * 37 + i * 11 + (i 
 
 typedef struct scen {
     int mode, npes;
+    bool hold_off;   /* pingpong: GSHMEM_PROXY_ACK_HOLD_US=0 */
 } scen;
 
 /* Common start of a PE: heap, proxy, one ring, thread. */
@@ -748,6 +749,51 @@ static void linkdown_watcher(shm_job *job, int n, pid_t *pids) {
 }
 
 /* ---- driver ---------------------------------------------------------------------------- */
+/* ---- ping-pong ----------------------------------------------------------------------------- */
+/* p back and forth between PEs 0 and 1, as a GPU flag ping-pong does: each answer is posted once
+ * the request's value is seen. Staged mode: the replies carry the requests' responses (held
+ * for them); with GSHMEM_PROXY_ACK_HOLD_US=0 none may, and the ping-pong is as right. */
+#define PP_OFF (SMALL_OFF + 4096)
+#define PP_ROUNDS 500
+
+static int pe_pingpong(pe_ctx *c, void *arg) {
+    const scen *sc = arg;
+    if (sc->hold_off) setenv("GSHMEM_PROXY_ACK_HOLD_US", "0", 1);
+    pe_state s;
+    if (pe_start(c, sc->mode, &s)) return 1;
+    int bad = 0, other = c->me ^ 1;
+    volatile uint64_t *flag = (volatile uint64_t *)H(A(PP_OFF));
+    barrier(c);
+    double t0 = now_s();
+    for (uint64_t i = 1; i <= PP_ROUNDS && !bad && other < c->n; i++) {
+        if (c->me == 0) post(&s.ch, GSHMEM_PROXY_OP_P, 0, other, 8, A(PP_OFF), i, 0, 0, NULL);
+        for (double tw = now_s(); __atomic_load_n(flag, __ATOMIC_ACQUIRE) != i; sched_yield())   /* 2-core CI */
+            if (now_s() - tw > 20) {
+                fprintf(stderr, "FAIL PE %d: ping-pong round %llu: the flag is %llu after 20 s\n", c->me,
+                        (unsigned long long)i, (unsigned long long)*flag);
+                bad++;
+                break;
+            }
+        if (c->me == 1) post(&s.ch, GSHMEM_PROXY_OP_P, 0, other, 8, A(PP_OFF), i, 0, 0, NULL);
+    }
+    double dt = now_s() - t0;
+    bad += quiet_ok(c, &s, "ping-pong");
+    barrier(c);
+    uint64_t carried = gshmemi_proxy_carried(s.x);
+    if (c->me < 2) {
+        printf("proxy test pingpong (%s, responses %s): PE %d: %.2f us one-way, %llu of %d responses carried\n",
+               mode_name(sc->mode), sc->hold_off ? "sent at once" : "held", c->me, dt / PP_ROUNDS / 2 * 1e6,
+               (unsigned long long)carried, PP_ROUNDS);
+        bool ok = sc->hold_off || sc->mode != GSHMEMI_PROXY_STAGED ? carried == 0 : carried >= PP_ROUNDS / 4;
+        if (!ok) {
+            fprintf(stderr, "FAIL PE %d: %llu responses carried by the replies, expected %s\n", c->me,
+                    (unsigned long long)carried, sc->hold_off || sc->mode != GSHMEMI_PROXY_STAGED ? "none" : "a quarter or more");
+            bad++;
+        }
+    }
+    return pe_end(c, &s, bad);
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     alarm(600);
@@ -770,11 +816,12 @@ int main(int argc, char **argv) {
             fprintf(stderr, "usage: %s SCENARIO:MODE:NPES ...\n", argv[0]);
             return 2;
         }
-        scen sc = {.mode = mode_of(mode), .npes = npes};
+        scen sc = {.mode = mode_of(mode), .npes = npes, .hold_off = !strcmp(name, "pingpong_nohold")};
         queued = !strcmp(mode, "queued");
         pe_main_fn fn = !strcmp(name, "rma") ? pe_rma : !strcmp(name, "amo") ? pe_amo
                       : !strcmp(name, "litmus") ? pe_litmus : !strcmp(name, "bad") ? pe_bad
-                      : !strcmp(name, "kill") ? pe_kill : !strcmp(name, "linkdown") ? pe_linkdown : NULL;
+                      : !strcmp(name, "kill") ? pe_kill : !strcmp(name, "linkdown") ? pe_linkdown
+                      : !strcmp(name, "pingpong") || !strcmp(name, "pingpong_nohold") ? pe_pingpong : NULL;
         if (!fn) { fprintf(stderr, "unknown scenario %s\n", name); return 2; }
         if (fn == pe_linkdown && !T.netns) {
             printf("proxy test: %s: skipped (needs network namespaces)\n", argv[a]);

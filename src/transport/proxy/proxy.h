@@ -113,6 +113,8 @@ const char *gshmemi_proxy_address(const gshmemi_proxy *x);
 gshmemi_status gshmemi_proxy_error(const gshmemi_proxy *x, const char **msg);
 /* Descriptors this proxy has consumed since creation (all rings). */
 uint64_t gshmemi_proxy_consumed(const gshmemi_proxy *x);
+/* Responses its requests carried (staged mode: docs/design.md, "Carried responses"; 0 in direct). */
+uint64_t gshmemi_proxy_carried(const gshmemi_proxy *x);
 /* Seconds on CLOCK_MONOTONIC: the proxy's clock for its time split and timeouts. */
 double gshmemi_proxy_now(void);
 

@@ -182,6 +182,7 @@ void gshmemi_staged_completion(gshmemi_proxy *x, xfer *f, size_t len, int err);
 /* Retries deferred receives and unsent responses; returns work done. */
 int gshmemi_staged_progress(gshmemi_proxy *x);
 bool gshmemi_staged_busy(const gshmemi_proxy *x);
+uint64_t gshmemi_staged_carried(const gshmemi_proxy *x);
 /* One line of the staged protocol's state (GSHMEM_DEBUG's progress report). */
 void gshmemi_staged_describe(const gshmemi_proxy *x, char *buf, size_t len);
 

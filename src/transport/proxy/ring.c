@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "proxy_impl.h"
+#include "trace.h"
 
 _Static_assert(sizeof(gshmem_proxy_desc) == 64, "a descriptor is one 64-byte line");
 _Static_assert(sizeof(gshmem_proxy_ctrl) == 192, "ctrl: three 64-byte lines");
@@ -207,6 +208,7 @@ int gshmemi_pring_drain(gshmemi_proxy *x, pring *g, int max) {
         memcpy(&r->d, s, sizeof *s);
         t++;
         n++;
+        gshmemi_ptrace(TR_DRAIN, r->d.op);
         begin(x, g, r, t - 1, &now);
     }
     if (n) {

@@ -25,12 +25,23 @@
  * their size: 16 atomics, or 16 KiB of 1 KiB puts. A pack is only ever the newest request to
  * its PE (a request queued after it closes it), so packing never moves an operation ahead of
  * one posted before it to the same PE. Gets, and puts larger than a chunk, go in requests of
- * their own, one per chunk. */
+ * their own, one per chunk.
+ *
+ * Carried responses: a response that holds nothing (an ACK, or a packed answer without get data)
+ * may wait up to GSHMEM_PROXY_ACK_HOLD_US for a request to its PE, which then carries it (after
+ * the request's own bytes; smsg.carry says where): in a ping-pong (p, put_signal, a flag back)
+ * the reply request is posted by the GPU a few microseconds after the request's data landed,
+ * and a response sent on its own then was a send call (3 us on tcp) the reply waited behind,
+ * and a message more the other side had to read. Per PE, a response is held only while fewer
+ * than half of that PE's credits are held, and only while holding pays: a score rises when a
+ * request carried a held response and falls twice as fast when one waited in vain (then one
+ * response in 32 is still held, to notice when traffic turns two-way). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proxy_impl.h"
+#include "trace.h"
 
 #define HDR 128   /* message header room; the payload starts 128-byte aligned */
 enum { M_PUT = 1, M_GET, M_PACK, M_ACK, M_GETDATA, M_PACKACK, M_LAST = M_PACKACK };
@@ -41,7 +52,7 @@ typedef struct smsg {
     uint8_t type, amo, flags, pad_;
     int32_t src;        /* sender's PE */
     int32_t status;     /* responses: 0 or GSHMEM_ERR_* */
-    uint32_t pad2_;
+    uint32_t carry;     /* requests: where carried responses start (0: none), each [u32 bytes][u32 0][response] */
     uint64_t op_id;     /* the source's record: ring id << 56 | ticket */
     uint64_t addr;      /* requests: target symmetric address of this piece */
     uint64_t len;       /* payload bytes (PUT, GETDATA), bytes asked (GET), width (AMO) */
@@ -94,6 +105,7 @@ typedef struct sbuf {
     uint32_t used;      /* ... and their bytes after the header ... */
     uint32_t ans;       /* ... and the bytes of their answers */
     bool blocked;       /* a pack's records were told the provider refused it */
+    bool holds_get;     /* a response answering a get (its receiver keeps the buffer): never carried */
     struct sbuf *req;   /* a response in `placing`: the receive buffer of its request */
     struct sbuf *next;
 } sbuf;
@@ -127,6 +139,12 @@ struct staged {
     bq unsent;          /* responses the provider refused with -FI_EAGAIN */
     bq to_send;         /* requests waiting for their source copy, then for the provider */
     bq placing;         /* responses (and get answers) waiting for their memory operations */
+    bq held;            /* responses waiting for a request to their PE to carry them (t_in: since) */
+    int *n_held;        /* [npes] of them per PE */
+    int8_t *pb_score;   /* [npes] > 0: holding for this PE pays */
+    unsigned pb_probe;
+    double hold;        /* seconds a response may be held (0: never) */
+    uint64_t n_carried, n_expired;
     bq repost;          /* receive buffers to post again */
     int *credits;       /* [npes] */
     sbuf **open;        /* [npes] the pack to that PE still waiting to be sent, if it is the newest
@@ -227,7 +245,11 @@ gshmemi_status gshmemi_staged_open(gshmemi_proxy *x) {
     s->bufs = calloc(s->n_bufs, sizeof *s->bufs);
     s->credits = calloc((size_t)n, sizeof *s->credits);
     s->open = calloc((size_t)n, sizeof *s->open);
-    if (!s->bufs || !s->credits || !s->open || posix_memalign((void **)&s->slab, 4096, s->n_bufs * s->bufsz))
+    s->n_held = calloc((size_t)n, sizeof *s->n_held);
+    s->pb_score = calloc((size_t)n, sizeof *s->pb_score);
+    s->hold = gshmemi_cfg.PROXY_ACK_HOLD_US > 0 ? gshmemi_cfg.PROXY_ACK_HOLD_US * 1e-6 : 0;
+    for (int pe = 0; pe < n && s->pb_score; pe++) s->pb_score[pe] = 2;
+    if (!s->bufs || !s->credits || !s->open || !s->n_held || !s->pb_score || posix_memalign((void **)&s->slab, 4096, s->n_bufs * s->bufsz))
         return GSHMEM_ERR_NO_MEMORY;
     if (x->p.mem.pin) x->p.mem.pin(x->p.mem.ctx, s->slab, s->n_bufs * s->bufsz);
     GSHMEMI_CHECK(gshmemi_fab_register(x, s->slab, s->n_bufs * s->bufsz, FI_SEND | FI_RECV,
@@ -252,7 +274,9 @@ void gshmemi_staged_close(gshmemi_proxy *x) {
         lat_say(&s->send_wait, a, sizeof a);
         lat_say(&s->place, b, sizeof b);
         gshmemi_info("proxy: %llu requests sent, queued -> provider %s; %llu requests served, received -> placed "
-                     "in GPU memory %s", (unsigned long long)s->send_wait.n, a, (unsigned long long)s->place.n, b);
+                     "in GPU memory %s; %llu responses carried by requests, %llu held in vain",
+                     (unsigned long long)s->send_wait.n, a, (unsigned long long)s->place.n, b,
+                     (unsigned long long)s->n_carried, (unsigned long long)s->n_expired);
     }
     if (x->p.mem.flush) x->p.mem.flush(x->p.mem.ctx);   /* nothing may still copy from/to the slab */
     if (s->slab && x->p.mem.unpin) x->p.mem.unpin(x->p.mem.ctx, s->slab);
@@ -260,6 +284,8 @@ void gshmemi_staged_close(gshmemi_proxy *x) {
     free(s->bufs);
     free(s->credits);
     free(s->open);
+    free(s->n_held);
+    free(s->pb_score);
     free(s->parts);
     free(s);
     x->st = NULL;
@@ -444,6 +470,40 @@ static void request_state(gshmemi_proxy *x, sbuf *b, bool blocked, const send_er
 static int send_requests(gshmemi_proxy *x);
 int gshmemi_staged_send(gshmemi_proxy *x) { return send_requests(x); }
 
+/* The held responses to b's PE that fit go after b's bytes (b is then closed: nothing may be
+ * packed behind them). */
+static void carry(gshmemi_proxy *x, sbuf *b) {
+    struct staged *s = x->st;
+    smsg *m = (smsg *)b->data;
+    size_t off = pad8(b->len);
+    sbuf *prev = NULL, *o = s->held.h;
+    while (o) {
+        sbuf *next = o->next;
+        if (o->peer != b->peer || off + 8 + o->len > s->bufsz) {
+            prev = o;
+            o = next;
+            continue;
+        }
+        if (!m->carry) m->carry = (uint32_t)off;
+        uint32_t *h = (uint32_t *)(b->data + off);
+        h[0] = (uint32_t)o->len;
+        h[1] = 0;
+        memcpy(b->data + off + 8, o->data, o->len);
+        off += 8 + pad8(o->len);
+        if (prev) prev->next = next;
+        else s->held.h = next;
+        if (s->held.t == o) s->held.t = prev;
+        s->n_held[b->peer]--;
+        if (s->pb_score[b->peer] < 8) s->pb_score[b->peer]++;
+        __atomic_store_n(&s->n_carried, s->n_carried + 1, __ATOMIC_RELAXED);   /* read by other threads */
+        bq_push(&s->free_rsp, o);
+        o = next;
+    }
+    if (!m->carry) return;
+    b->len = off;
+    if (s->open[b->peer] == b) s->open[b->peer] = NULL;
+}
+
 /* Posts what it can of r (the pump pass then hands the requests to the provider). */
 int gshmemi_staged_pump(gshmemi_proxy *x, op_rec *r) {
     struct staged *s = x->st;
@@ -471,10 +531,16 @@ int gshmemi_staged_pump(gshmemi_proxy *x, op_rec *r) {
     return 0;
 }
 
+static int finish_placed(gshmemi_proxy *x);
+
 /* Sends the requests whose source copies are done, in order. */
 static int send_requests(gshmemi_proxy *x) {
     struct staged *s = x->st;
     int work = 0;
+    /* responses whose placement just finished join the held ones first, so the requests about
+     * to go can carry them: in a ping-pong the GPU posts its reply as soon as it sees the
+     * request's data, often before this turn's look at the memory queue */
+    if (s->to_send.h && s->placing.h) work += finish_placed(x);
     /* done() enqueues the pending ticket's write (a CUDA call): only when a request waits for
      * a copy, not before a pack of p's, g's and atomics (t 0) goes out */
     uint64_t t_done = 0;
@@ -486,7 +552,10 @@ static int send_requests(gshmemi_proxy *x) {
             asked = true;
         }
         if (b->t > t_done) break;
+        if (s->n_held[b->peer] && !((smsg *)b->data)->carry) carry(x, b);
+        gshmemi_ptrace(TR_SENDREQ_B, b->peer);
         ssize_t ret = fi_send(x->fab.ep, b->data, b->len, s->desc, (fi_addr_t)b->peer, &b->x.ctx);
+        gshmemi_ptrace(TR_SENDREQ_E, (uint32_t)ret);
         if (ret == -FI_EAGAIN) {   /* manual progress: retried after the next CQ read */
             request_state(x, b, true, NULL);
             break;
@@ -713,7 +782,7 @@ static int apply_small(gshmemi_proxy *x, const sop *o, const uint8_t *payload, s
  * message, or an answer the buffer cannot hold, ends the walk (its source's records time out,
  * naming this PE). */
 static size_t serve_pack(gshmemi_proxy *x, const smsg *m, const uint8_t *in, size_t len, uint8_t *out, size_t room,
-                         uint64_t *n) {
+                         uint64_t *n, bool *gets) {
     size_t off = 0, aoff = 0;
     for (*n = 0; *n < m->len && *n < x->st->pack_max && len - off >= sizeof(sop) && room - aoff >= sizeof(sans);
          ++*n) {
@@ -722,6 +791,7 @@ static size_t serve_pack(gshmemi_proxy *x, const smsg *m, const uint8_t *in, siz
         if (payload > len - off - sizeof(sop)) break;
         sans *a = (sans *)(out + aoff);
         *a = (sans){.op_id = o->op_id};
+        if (o->op == GSHMEM_PROXY_OP_GET) *gets = true;
         a->status = apply_small(x, o, (const uint8_t *)(o + 1), a, room - aoff - sizeof(sans));
         if (a->status) a->len = 0;
         off += sizeof(sop) + pad8(payload);
@@ -740,7 +810,9 @@ static unsigned atomics_of(const struct staged *s, const smsg *m) {
 }
 
 static void send_response(gshmemi_proxy *x, sbuf *o) {
+    gshmemi_ptrace(TR_SENDRSP_B, o->peer);
     ssize_t ret = fi_send(x->fab.ep, o->data, o->len, x->st->desc, (fi_addr_t)o->peer, &o->x.ctx);
+    gshmemi_ptrace(TR_SENDRSP_E, (uint32_t)ret);
     if (ret == -FI_EAGAIN) {
         bq_push(&x->st->unsent, o);
         return;
@@ -749,6 +821,73 @@ static void send_response(gshmemi_proxy *x, sbuf *o) {
         gshmemi_proxy_fail(x, GSHMEM_ERR_INTERNAL, "proxy: fi_send of a response to PE %d: %s", o->peer,
                            gshmemi_fab_strerror((int)ret));
         bq_push(&x->st->free_rsp, o);
+    }
+}
+
+/* Held responses to pe (all of them when pe < 0) that waited `hold` (all when force) go out on
+ * their own, in the order they were held. */
+static int send_held(gshmemi_proxy *x, int pe, bool force) {
+    struct staged *s = x->st;
+    double now = force ? 0 : gshmemi_proxy_now();
+    int work = 0;
+    sbuf *prev = NULL, *o = s->held.h;
+    while (o) {
+        sbuf *next = o->next;
+        if (!force && now - o->t_in < s->hold) break;   /* held in time order */
+        if (pe >= 0 && o->peer != pe) {
+            prev = o;
+            o = next;
+            continue;
+        }
+        if (prev) prev->next = next;
+        else s->held.h = next;
+        if (s->held.t == o) s->held.t = prev;
+        s->n_held[o->peer]--;
+        if (!force) {
+            s->pb_score[o->peer] = s->pb_score[o->peer] > 2 ? (int8_t)(s->pb_score[o->peer] - 2) : 0;
+            s->n_expired++;
+        }
+        send_response(x, o);
+        work++;
+        o = next;
+    }
+    return work;
+}
+
+/* A response whose memory operations are done: held for a request to carry it, or sent. */
+static void release_response(gshmemi_proxy *x, sbuf *o) {
+    struct staged *s = x->st;
+    int pe = o->peer;
+    bool holdable = s->hold > 0 && !o->holds_get && o->len + 8 <= 8192 &&
+                    2 * (s->n_held[pe] + 1) <= s->credits0 + 1;
+    if (holdable && (s->pb_score[pe] > 0 || (++s->pb_probe & 31) == 0)) {
+        o->t_in = gshmemi_proxy_now();
+        bq_push(&s->held, o);
+        s->n_held[pe]++;
+        return;
+    }
+    if (s->n_held[pe]) send_held(x, pe, true);   /* responses to a PE go in order */
+    send_response(x, o);
+}
+
+/* Responses a request carried (b's bytes from off to len): taken as if they came alone. Only
+ * ACKs and packed answers without gets' data are ever carried (none keeps the buffer). */
+static void take_carried(gshmemi_proxy *x, sbuf *b, int src, size_t off, size_t len) {
+    while (off + 8 <= len) {
+        uint32_t rl = *(const uint32_t *)(b->data + off);
+        const smsg *r = (const smsg *)(b->data + off + 8);
+        bool ok = rl >= HDR && rl <= len - off - 8 && r->src == src &&
+                  (r->type == M_ACK || (r->type == M_PACKACK && rl == HDR + r->len * sizeof(sans)));
+        for (uint64_t i = 0; ok && r->type == M_PACKACK && i < r->len; i++) {
+            const op_rec *q = rec_of(x, ((const sans *)((const uint8_t *)r + HDR))[i].op_id);
+            ok = !q || q->d.op != GSHMEM_PROXY_OP_GET;
+        }
+        if (!ok) {
+            gshmemi_warn("proxy: PE %d sent a malformed carried response (%u bytes at %zu of %zu)", src, rl, off, len);
+            return;
+        }
+        on_response(x, b, r, (const uint8_t *)r + HDR, rl - HDR);
+        off += 8 + pad8(rl);
     }
 }
 
@@ -767,6 +906,7 @@ static bool serve(gshmemi_proxy *x, sbuf *b) {
     a->op_id = m->op_id;
     a->off = m->off;
     size_t payload = 0;
+    bool gets = m->type == M_GET;
     int st;
     switch (m->type) {
     case M_PUT:   /* a header that claims more bytes than came is refused */
@@ -781,7 +921,7 @@ static bool serve(gshmemi_proxy *x, sbuf *b) {
         break;
     default:   /* M_PACK */
         a->type = M_PACKACK;
-        payload = serve_pack(x, m, b->data + HDR, b->len - HDR, o->data + HDR, s->chunk, &a->len);
+        payload = serve_pack(x, m, b->data + HDR, b->len - HDR, o->data + HDR, s->chunk, &a->len, &gets);
         st = 0;
         break;
     }
@@ -790,6 +930,7 @@ static bool serve(gshmemi_proxy *x, sbuf *b) {
     o->peer = m->src;
     o->len = HDR + payload;
     o->req = b;
+    o->holds_get = gets;
     o->t = mark(x);   /* an atomic's old value is in its answer once the memops pass this */
     bq_push(&s->placing, o);
     return true;
@@ -806,8 +947,9 @@ static int finish_placed(gshmemi_proxy *x) {
         work++;
         if (b->pool == P_RSP) {
             lat_add(&s->place, gshmemi_proxy_now() - b->req->t_in);
-            send_response(x, b);
+            gshmemi_ptrace(TR_PLACED, 0);
             post_recv(x, b->req);
+            release_response(x, b);
             continue;
         }
         const smsg *m = (const smsg *)b->data;
@@ -835,6 +977,7 @@ static void on_recv(gshmemi_proxy *x, sbuf *b, size_t len) {
         post_recv(x, b);
         return;
     }
+    gshmemi_ptrace(m->type >= M_ACK ? TR_RSP_RECV : TR_RECV, m->type);
     if (m->type == M_ACK || m->type == M_GETDATA || m->type == M_PACKACK) {
         if (on_response(x, b, m, b->data + HDR, len > HDR ? len - HDR : 0)) post_recv(x, b);
         return;
@@ -844,9 +987,20 @@ static void on_recv(gshmemi_proxy *x, sbuf *b, size_t len) {
         post_recv(x, b);
         return;
     }
+    if (m->carry) {   /* the responses it carries first: they answer older requests */
+        if (m->carry < HDR || (m->carry & 7) || m->carry > len) {
+            gshmemi_warn("proxy: dropped a request from PE %d with carried responses at %u of %zu bytes", m->src,
+                         m->carry, len);
+            post_recv(x, b);
+            return;
+        }
+        take_carried(x, b, m->src, m->carry, len);
+        len = m->carry;
+    }
     b->len = len;   /* a request's payload is read within it */
     b->t_in = gshmemi_proxy_now();
     if (x->st->deferred.h || !serve(x, b)) bq_push(&x->st->deferred, b);   /* keep arrival order */
+    gshmemi_ptrace(TR_SERVE_E, 0);
 }
 
 void gshmemi_staged_completion(gshmemi_proxy *x, xfer *f, size_t len, int err) {
@@ -884,6 +1038,7 @@ int gshmemi_staged_progress(gshmemi_proxy *x) {
         work++;
     }
     work += send_requests(x);
+    if (s->held.h) work += send_held(x, -1, false);
     /* one attempt each per turn: what is refused again goes back to its queue */
     bq q = s->unsent;
     s->unsent = (bq){0};
@@ -900,9 +1055,13 @@ int gshmemi_staged_progress(gshmemi_proxy *x) {
     return work;
 }
 
+uint64_t gshmemi_staged_carried(const gshmemi_proxy *x) {
+    return __atomic_load_n(&x->st->n_carried, __ATOMIC_RELAXED);
+}
+
 bool gshmemi_staged_busy(const gshmemi_proxy *x) {
     const struct staged *s = x->st;
-    if (s->deferred.h || s->unsent.h || s->repost.h || s->to_send.h || s->placing.h) return true;
+    if (s->deferred.h || s->unsent.h || s->repost.h || s->to_send.h || s->placing.h || s->held.h) return true;
     for (int pe = 0; pe < x->p.npes; pe++)
         if (s->credits[pe] != s->credits0 && !x->peer_dead[pe]) return true;
     return false;
@@ -916,10 +1075,10 @@ static int bq_len(const bq *q) {
 
 void gshmemi_staged_describe(const gshmemi_proxy *x, char *buf, size_t len) {
     const struct staged *s = x->st;
-    size_t o = (size_t)snprintf(buf, len, "sent %llu, served %llu; to_send %d, placing %d, deferred %d, unsent %d; "
-                                "memops done %llu; credits used:", (unsigned long long)s->send_wait.n,
+    size_t o = (size_t)snprintf(buf, len, "sent %llu, served %llu; to_send %d, placing %d, deferred %d, unsent %d, "
+                                "held %d; memops done %llu; credits used:", (unsigned long long)s->send_wait.n,
                                 (unsigned long long)s->place.n, bq_len(&s->to_send), bq_len(&s->placing),
-                                bq_len(&s->deferred), bq_len(&s->unsent),
+                                bq_len(&s->deferred), bq_len(&s->unsent), bq_len(&s->held),
                                 (unsigned long long)(x->p.mem.done ? x->p.mem.done(x->p.mem.ctx) : 0));
     for (int pe = 0; pe < x->p.npes && o < len; pe++)
         if (s->credits[pe] != s->credits0)
