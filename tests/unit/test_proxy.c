@@ -758,6 +758,9 @@ static void linkdown_watcher(shm_job *job, int n, pid_t *pids) {
 
 static int pe_pingpong(pe_ctx *c, void *arg) {
     const scen *sc = arg;
+    char trace[128];   /* the proxy's event trace: every round's pickup, send and arrival */
+    snprintf(trace, sizeof trace, "/tmp/gshmem_test_trace.%d", (int)getppid());
+    setenv("GSHMEM_PROXY_TRACE", trace, 1);
     if (sc->hold_off) setenv("GSHMEM_PROXY_ACK_HOLD_US", "0", 1);
     pe_state s;
     if (pe_start(c, sc->mode, &s)) return 1;
@@ -791,7 +794,23 @@ static int pe_pingpong(pe_ctx *c, void *arg) {
             bad++;
         }
     }
-    return pe_end(c, &s, bad);
+    bad = pe_end(c, &s, bad);
+    /* the trace file this PE's proxy wrote at finalize */
+    char path[160];
+    snprintf(path, sizeof path, "%s.%d", trace, c->me);
+    FILE *f = fopen(path, "r");
+    unsigned long n[16] = {0};
+    double t;
+    unsigned ev, a;
+    while (f && fscanf(f, "%lf %u %u", &t, &ev, &a) == 3) n[ev < 16 ? ev : 0]++;
+    if (f) fclose(f);
+    unlink(path);
+    if (c->me < 2 && (n[1] < PP_ROUNDS || n[2] < PP_ROUNDS || n[4] < PP_ROUNDS || n[2] != n[3])) {
+        fprintf(stderr, "FAIL PE %d: trace %s: %lu pickups, %lu/%lu request sends, %lu arrivals (want >= %d each)\n",
+                c->me, path, n[1], n[2], n[3], n[4], PP_ROUNDS);
+        bad++;
+    }
+    return bad;
 }
 
 int main(int argc, char **argv) {

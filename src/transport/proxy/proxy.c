@@ -14,28 +14,6 @@
 #define GSHMEM_PROXY_RELAX() sched_yield()
 #include "proxy_impl.h"
 #include "trace.h"
-#include <stdio.h>
-
-gshmemi_trace_ev *gshmemi_trace_buf;
-uint32_t gshmemi_trace_n, gshmemi_trace_cap;
-void gshmemi_trace_open(void) {
-    if (!getenv("GSHMEM_PROXY_TRACE") || gshmemi_trace_buf) return;
-    gshmemi_trace_cap = 1u << 20;
-    gshmemi_trace_buf = malloc(sizeof *gshmemi_trace_buf * gshmemi_trace_cap);
-}
-void gshmemi_trace_write(int pe) {
-    if (!gshmemi_trace_buf) return;
-    char path[512];
-    snprintf(path, sizeof path, "%s.%d", getenv("GSHMEM_PROXY_TRACE"), pe);
-    FILE *f = fopen(path, "w");
-    if (f) {
-        for (uint32_t i = 0; i < gshmemi_trace_n; i++)
-            fprintf(f, "%.9f %u %u\n", gshmemi_trace_buf[i].t, gshmemi_trace_buf[i].ev, gshmemi_trace_buf[i].arg);
-        fclose(f);
-    }
-    free(gshmemi_trace_buf);
-    gshmemi_trace_buf = NULL;
-}
 
 #define DRAIN_BATCH 256          /* descriptors per ring per loop turn: amortises the CQ read */
 #define TIMEOUT_CHECK_S 0.01
@@ -112,7 +90,7 @@ gshmemi_status gshmemi_proxy_create(const gshmemi_proxy_params *p, gshmemi_proxy
     x->p = *p;
     x->timeout = gshmemi_cfg.BOOTSTRAP_TIMEOUT > 0 ? gshmemi_cfg.BOOTSTRAP_TIMEOUT : 120;
     gshmemi_status st;
-    gshmemi_trace_open();
+    gshmemi_ptrace_open();
     GSHMEMI_CHECK_GOTO(pick_mode(x), st, fail);
     GSHMEMI_CHECK_GOTO(gshmemi_fab_open(x), st, fail);
     GSHMEMI_CHECK_GOTO(gshmemi_pring_create(x, 256, NULL, false, &x->host), st, fail);
@@ -237,23 +215,17 @@ static void *proxy_main(void *arg) {
         if (x->pump_n) work += pump_all(x);
         double tq = gshmemi_trace_buf ? gshmemi_proxy_now() : 0;
         int wq = gshmemi_fab_progress(x);
-        static unsigned long cqn;
-        if (!wq && gshmemi_trace_buf && (++cqn & 63) == 0) { gshmemi_trace_buf[gshmemi_trace_n < gshmemi_trace_cap ? gshmemi_trace_n++ : 0] = (gshmemi_trace_ev){tq, TR_CQ_B, 0}; gshmemi_ptrace(TR_CQ_E, 0); }
-        if (wq && gshmemi_trace_buf) { gshmemi_trace_buf[gshmemi_trace_n < gshmemi_trace_cap ? gshmemi_trace_n++ : 0] = (gshmemi_trace_ev){tq, TR_CQ_B, (uint32_t)wq}; gshmemi_ptrace(TR_CQ_E, (uint32_t)wq); }
+        if (wq && gshmemi_trace_buf) {
+            gshmemi_ptrace_at(tq, TR_CQ_B, (uint32_t)wq);
+            gshmemi_ptrace(TR_CQ_E, (uint32_t)wq);
+        }
         work += wq;
         if (x->mode == GSHMEMI_PROXY_STAGED) work += gshmemi_staged_progress(x);
         if (x->pump_n) work += pump_all(x);
         for (int i = 0; i < x->n_rings; i++) gshmemi_pring_retire(x->rings[i]);
         /* nothing done this turn: let a producer or a peer sharing this core run (returns at
          * once on a core of its own) */
-        static int noyield = -1;
-        if (noyield < 0) noyield = getenv("GSHMEM_PROXY_NOYIELD") != NULL;
-        if (!work && !noyield) {
-            static unsigned long yn;
-            double ty = gshmemi_trace_buf && (++yn & 63) == 0 ? gshmemi_proxy_now() : 0;
-            sched_yield();
-            if (ty) { gshmemi_trace_buf[gshmemi_trace_n < gshmemi_trace_cap ? gshmemi_trace_n++ : 0] = (gshmemi_trace_ev){ty, 16, 0}; gshmemi_ptrace(17, 0); }
-        }
+        if (!work) sched_yield();
         if (work || busy(x)) {
             idle_since = 0;
             double now = gshmemi_proxy_now();
@@ -379,7 +351,7 @@ gshmemi_status gshmemi_proxy_finalize(gshmemi_proxy *x) {
         free(all);
         gshmemi_proxy_stop(x);
     }
-    gshmemi_trace_write(x->p.mype);
+    gshmemi_ptrace_close(x->p.mype);
     gshmemi_fab_close(x);
     gshmemi_staged_close(x);
     for (int i = 0; i < x->n_rings; i++) gshmemi_pring_destroy(x->rings[i]);

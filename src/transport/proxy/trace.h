@@ -1,18 +1,51 @@
-/* EXPERIMENT: GSHMEM_PROXY_TRACE=PREFIX records the proxy's events with their times, written to
- * PREFIX.<pe> at finalize (text: seconds event arg). */
+/* The proxy's event trace (GSHMEM_PROXY_TRACE=PREFIX): each event the loop and the staged
+ * protocol pass through, with its time on CLOCK_MONOTONIC, kept in memory (2^20 events, the
+ * rest dropped) and written to PREFIX.<pe> at finalize as text lines "seconds event arg".
+ * Both nodes of a one-machine test share the clock, so tools/proxy_trace.py lines up the two
+ * proxies of a ping-pong and splits each one-way trip (pickup, send call, wire, placement,
+ * the GPU's answer). One proxy per process: the trace is the process's. Off, an event costs a
+ * load and a branch. */
 #ifndef GSHMEMI_PROXY_TRACE_H
 #define GSHMEMI_PROXY_TRACE_H
+
 #include <stdint.h>
-enum { TR_DRAIN = 1, TR_SENDREQ_B, TR_SENDREQ_E, TR_RECV, TR_SERVE_E, TR_PLACED, TR_SENDRSP_B, TR_SENDRSP_E,
-       TR_CQ_B, TR_CQ_E, TR_RSP_RECV, TR_TICKET_B, TR_TICKET_E, TR_WRITE_B, TR_WRITE_E };
-typedef struct { double t; uint32_t ev, arg; } gshmemi_trace_ev;
-extern gshmemi_trace_ev *gshmemi_trace_buf;
-extern uint32_t gshmemi_trace_n, gshmemi_trace_cap;
+
+/* the numbers tools/proxy_trace.py reads: append, never renumber */
+enum {
+    TR_DRAIN = 1,        /* a descriptor taken from a ring (arg: its op) */
+    TR_SENDREQ_B,        /* fi_send of a request begins (arg: its PE) / ends (arg: the return) */
+    TR_SENDREQ_E,
+    TR_RECV,             /* a request arrived (arg: its message type) */
+    TR_SERVE_E,          /* its memory operations are enqueued */
+    TR_PLACED,           /* they were performed: its response is released */
+    TR_SENDRSP_B,        /* fi_send of a response begins / ends */
+    TR_SENDRSP_E,
+    TR_CQ_B,             /* a completion-queue read that found work begins / ends (arg: entries) */
+    TR_CQ_E,
+    TR_RSP_RECV,         /* a response arrived alone (arg: its message type) */
+    TR_TICKET_B,         /* the memory queue's ticket write (a CUDA call) begins / ends */
+    TR_TICKET_E,
+    TR_WRITE_B,          /* a 64-bit store into GPU memory (a CUDA call) begins / ends */
+    TR_WRITE_E,
+};
+
+typedef struct gshmemi_trace_ev {
+    double t;
+    uint32_t ev, arg;
+} gshmemi_trace_ev;
+
+extern gshmemi_trace_ev *gshmemi_trace_buf;   /* NULL: tracing off */
+extern uint32_t gshmemi_trace_n;
+
+void gshmemi_ptrace_at(double t, uint32_t ev, uint32_t arg);
 double gshmemi_proxy_now(void);
+
 static inline void gshmemi_ptrace(uint32_t ev, uint32_t arg) {
-    if (gshmemi_trace_buf && gshmemi_trace_n < gshmemi_trace_cap)
-        gshmemi_trace_buf[gshmemi_trace_n++] = (gshmemi_trace_ev){gshmemi_proxy_now(), ev, arg};
+    if (gshmemi_trace_buf) gshmemi_ptrace_at(gshmemi_proxy_now(), ev, arg);
 }
-void gshmemi_trace_open(void);
-void gshmemi_trace_write(int pe);
+
+/* Starts the trace if GSHMEM_PROXY_TRACE names a prefix; writes and frees it (finalize). */
+void gshmemi_ptrace_open(void);
+void gshmemi_ptrace_close(int pe);
+
 #endif

@@ -116,13 +116,13 @@ static int be_copy(void *ctx, void *dst, const void *src, size_t n, bool to_devi
 /* A 64-bit stream write (no SM needed), after everything before it on the stream. */
 static int stream_write(proxy_tctx *c, uint64_t *addr, uint64_t value, const char *what) {
     if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
-    uint32_t tk = addr == c->d_words_host;
-    gshmemi_ptrace(tk ? TR_TICKET_B : TR_WRITE_B, 0);
+    const bool ticket = addr == c->d_words_host;   /* GSHMEM_PROXY_TRACE tells the two apart */
+    gshmemi_ptrace(ticket ? TR_TICKET_B : TR_WRITE_B, 0);
     double t0 = gshmemi_proxy_now();
     CUresult r = cuStreamWriteValue64((CUstream)c->stream, (CUdeviceptr)(uintptr_t)addr, value,
                                       CU_STREAM_WRITE_VALUE_DEFAULT);
     ct_add(c, CT_WRITE, t0);
-    gshmemi_ptrace(tk ? TR_TICKET_E : TR_WRITE_E, 0);
+    gshmemi_ptrace(ticket ? TR_TICKET_E : TR_WRITE_E, 0);
     return r == CUDA_SUCCESS ? 0 : cu_fail(what, r);
 }
 
