@@ -249,7 +249,8 @@ gshmemi_status gshmemi_staged_open(gshmemi_proxy *x) {
     s->pb_score = calloc((size_t)n, sizeof *s->pb_score);
     s->hold = gshmemi_cfg.PROXY_ACK_HOLD_US > 0 ? gshmemi_cfg.PROXY_ACK_HOLD_US * 1e-6 : 0;
     for (int pe = 0; pe < n && s->pb_score; pe++) s->pb_score[pe] = 2;
-    if (!s->bufs || !s->credits || !s->open || !s->n_held || !s->pb_score || posix_memalign((void **)&s->slab, 4096, s->n_bufs * s->bufsz))
+    if (!s->bufs || !s->credits || !s->open || !s->n_held || !s->pb_score ||
+        posix_memalign((void **)&s->slab, 4096, s->n_bufs * s->bufsz))
         return GSHMEM_ERR_NO_MEMORY;
     if (x->p.mem.pin) x->p.mem.pin(x->p.mem.ctx, s->slab, s->n_bufs * s->bufsz);
     GSHMEMI_CHECK(gshmemi_fab_register(x, s->slab, s->n_bufs * s->bufsz, FI_SEND | FI_RECV,
