@@ -162,6 +162,13 @@ static void post_write(side *s, const void *src, size_t n, uint64_t raddr, uint6
 
 static uint64_t remote_off(side *s, uint64_t off) { return s->rbase + off; }
 
+/* A peer that died leaves the other side waiting: it gives up after 20 s instead of spinning on. */
+static void check_alive(double t0, const char *what) {
+    if (now_s() - t0 < 20) return;
+    fprintf(stderr, "fabric_baseline: no %s from the other process for 20 s (did it die?)\n", what);
+    exit(1);
+}
+
 static volatile uint64_t *flag_of(side *s) { return (volatile uint64_t *)(s->buf + BUF); }
 
 static void pingpong(side *s, int iters, int rank) {
@@ -172,9 +179,9 @@ static void pingpong(side *s, int iters, int rank) {
         v = (uint64_t)i;
         if (rank == 0) {
             post_write(s, &v, 8, remote_off(s, BUF), 0);
-            while (*flag_of(s) != v) reap(s);
+            for (double tw = now_s(); *flag_of(s) != v; check_alive(tw, "answer")) reap(s);
         } else {
-            while (*flag_of(s) != v) reap(s);
+            for (double tw = now_s(); *flag_of(s) != v; check_alive(tw, "write")) reap(s);
             post_write(s, &v, 8, remote_off(s, BUF), 0);
         }
     }
@@ -207,7 +214,8 @@ static void msg_pingpong(side *s, int iters, int rank, size_t size, size_t SLOT)
                 ntx++;
                 continue;
             }
-            for (int got = 0; !got;) {   /* receive: one completion of a posted buffer */
+            double tw = now_s();
+            for (int got = 0; !got; check_alive(tw, "message")) {   /* one completion of a posted buffer */
                 struct fi_cq_entry e[8];
                 ssize_t n = fi_cq_read(s->cq, e, 8);
                 if (n == -FI_EAVAIL || (n < 0 && n != -FI_EAGAIN)) CHECK(n);
