@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "proxy.h"   /* gshmemi_proxy_now: the trace's clock is the proxy's */
+
 /* the numbers tools/proxy_trace.py reads: append, never renumber */
 enum {
     TR_DRAIN = 1,        /* a descriptor taken from a ring (arg: its op) */
@@ -38,7 +40,6 @@ extern gshmemi_trace_ev *gshmemi_trace_buf;   /* NULL: tracing off */
 extern uint32_t gshmemi_trace_n;
 
 void gshmemi_ptrace_at(double t, uint32_t ev, uint32_t arg);
-double gshmemi_proxy_now(void);
 
 static inline void gshmemi_ptrace(uint32_t ev, uint32_t arg) {
     if (gshmemi_trace_buf) gshmemi_ptrace_at(gshmemi_proxy_now(), ev, arg);
