@@ -31,7 +31,8 @@ extern "C" {
     X(cuCtxGetExecAffinity) X(cuMemGetInfo) X(cuMemGetAllocationGranularity)                 \
     X(cuMemCreate) X(cuMemRelease) X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap)    \
     X(cuMemUnmap) X(cuMemSetAccess) X(cuMemExportToShareableHandle)                          \
-    X(cuMemImportFromShareableHandle) X(cuLaunchKernelEx) X(cuStreamWriteValue64)
+    X(cuMemImportFromShareableHandle) X(cuLaunchKernelEx) X(cuStreamWriteValue64)          \
+    X(cuStreamWaitValue64)
 
 typedef struct gshmemi_driver {
 #define GSHMEMI_DRIVER_FIELD(f) __typeof__(f) *p_##f;
@@ -91,6 +92,7 @@ const char *gshmemi_driver_error_string(CUresult r);
 #undef cuMemImportFromShareableHandle
 #undef cuLaunchKernelEx
 #undef cuStreamWriteValue64
+#undef cuStreamWaitValue64
 #define cuInit gshmemi_driver_init
 #define cuDriverGetVersion (*gshmemi_drv.p_cuDriverGetVersion)
 #define cuGetErrorName (*gshmemi_drv.p_cuGetErrorName)
@@ -123,5 +125,6 @@ const char *gshmemi_driver_error_string(CUresult r);
 #define cuMemImportFromShareableHandle (*gshmemi_drv.p_cuMemImportFromShareableHandle)
 #define cuLaunchKernelEx (*gshmemi_drv.p_cuLaunchKernelEx)
 #define cuStreamWriteValue64 (*gshmemi_drv.p_cuStreamWriteValue64)
+#define cuStreamWaitValue64 (*gshmemi_drv.p_cuStreamWaitValue64)
 
 #endif

@@ -88,3 +88,5 @@ GSHMEMI_ENV_FIELD(PROXY_ACK_HOLD_US, INT, int, 10,
                   "staged mode: microseconds a response may wait for a request to its PE to carry it (saves a message where traffic goes both ways; 0 = send every response at once)")
 GSHMEMI_ENV_FIELD(PROXY_TRACE, STR, const char *, "",
                   "file prefix: the proxy records its events (pickups, sends, arrivals, placements) with their times and writes PREFIX.<pe> at finalize; tools/proxy_trace.py splits a p ping-pong's one-way time from the two files")
+GSHMEMI_ENV_FIELD(PROXY_RELAY, INT, int, 1,
+                  "staged mode under MPS: a GPU thread of the proxy's context performs 8-byte stores (p, signal SET) from other nodes, quicker than a stream memory operation (0 = stream memory operations only)")

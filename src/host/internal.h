@@ -274,6 +274,19 @@ int gshmemi_launch_amo_batch(void *stream, const gshmemi_amo_desc *ring, uint64_
                              unsigned n, unsigned slots);
 /* Loads gshmemi_amo_batch_kernel into the current context (a cudaError_t). */
 int gshmemi_amo_batch_load(void);
+/* The proxy's relay (staged mode under MPS; memq.h, transport.c): one GPU thread of the
+ * proxy's context performs the 64-bit stores of `slots` (pinned host memory mapped to the GPU)
+ * in order. Entry k is valid once tag's low 16 bits are (k + 1) & 0xffff; tag's high 48 bits
+ * are the address (GPU memory: a release store at GPU scope; host memory, the relay's ticket
+ * word: at system scope). The proxy writes value, then tag with release: one 16-byte read
+ * across PCIe sees both. The relay writes the count performed to ctrl[0] (host memory) before
+ * it waits for the next entry; it returns once ctrl[1] (stop) is set and no entry waits. */
+#define GSHMEMI_RELAY_SLOTS 1024u
+typedef struct __attribute__((aligned(16))) gshmemi_relay_slot {
+    uint64_t value, tag;
+} gshmemi_relay_slot;
+int gshmemi_launch_relay(void *stream, const gshmemi_relay_slot *slots, uint64_t *ctrl);
+int gshmemi_relay_load(void);
 /* The on-stream forms to a remote PE: a one-thread kernel makes the device call (which
  * posts to the proxy ring and, for PUT/GET/PUT_SIGNAL, waits until the proxy completed it).
  * sym: the symmetric address on pe; local: this PE's buffer. */

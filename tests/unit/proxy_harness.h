@@ -183,7 +183,14 @@ static int q_hold;
 /* q_nocopy (the benchmark's --free-copies): copies of 4 KiB or more are queued and completed in
  * order but not performed, as a GPU's copy engines would take them off the CPU */
 static int q_nocopy;
-enum { QK_COPY, QK_WRITE64, QK_ATOMICS, QK_TICKET };
+enum { QK_COPY, QK_WRITE64, QK_ATOMICS, QK_TICKET, QK_WAIT_RELAY };
+/* q_relay (mode "relayq"): the memory queue also has a relay (memq.h), a second in-order queue
+ * of 64-bit stores performed by a thread of its own at an uneven pace, as the library's GPU
+ * relay; the stream's QK_WAIT_RELAY blocks the fake device until the relay performed n. */
+static int q_relay;
+#define RCAP 1024
+static struct { uint64_t *addr, value; } r_ops[RCAP];
+static uint64_t r_issued, r_done, q_relay_ticket;
 typedef struct qop {
     int kind;
     void *dst;
@@ -219,10 +226,35 @@ static int q_apply(const qop *q) {
             __atomic_store_n(&q_olds[slot], old, __ATOMIC_RELAXED);
         }
         return 0;
+    case QK_WAIT_RELAY:
+        while (__atomic_load_n(&r_done, __ATOMIC_ACQUIRE) < q->v) sched_yield();
+        return 0;
     default: /* ticket: after everything before it (release) */
         __atomic_store_n(&q_ticket_word, q->v, __ATOMIC_RELEASE);
         return 0;
     }
+}
+
+/* The relay's thread: each store in order, the ticket word by a release store. */
+static void *q_relay_thread(void *arg) {
+    (void)arg;
+    uint64_t rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+    for (;;) {
+        if (r_done == __atomic_load_n(&r_issued, __ATOMIC_ACQUIRE)) {
+            sched_yield();
+            continue;
+        }
+        uint64_t *a = r_ops[r_done % RCAP].addr, v = r_ops[r_done % RCAP].value;
+        if (a == &q_relay_ticket) __atomic_store_n(a, v, __ATOMIC_RELEASE);
+        else if (dev_signal(NULL, a, GSHMEM_SIGNAL_SET, v)) {
+            fprintf(stderr, "queued memops: relay store %llu failed\n", (unsigned long long)r_done);
+            _exit(3);
+        }
+        __atomic_store_n(&r_done, r_done + 1, __ATOMIC_RELEASE);
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        if (rng % 4 == 0) usleep((useconds_t)(rng >> 8) % 50);
+    }
+    return NULL;
 }
 
 static void *q_device(void *arg) {
@@ -269,6 +301,16 @@ static int q_atomics(void *ctx, unsigned first, unsigned n) {
     return q_push((qop){.kind = QK_ATOMICS, .v = first, .n = n});
 }
 static int q_ticket(void *ctx, uint64_t t) { (void)ctx; return q_push((qop){.kind = QK_TICKET, .v = t}); }
+static int q_relay_write(void *ctx, uint64_t *a, uint64_t v) {
+    (void)ctx;
+    if (r_issued - __atomic_load_n(&r_done, __ATOMIC_ACQUIRE) == RCAP) return 1;   /* full: the stream */
+    r_ops[r_issued % RCAP].addr = a;
+    r_ops[r_issued % RCAP].value = v;
+    __atomic_store_n(&r_issued, r_issued + 1, __ATOMIC_RELEASE);
+    return 0;
+}
+static uint64_t q_relay_done(void *ctx) { (void)ctx; return __atomic_load_n(&r_done, __ATOMIC_ACQUIRE); }
+static int q_wait_relay(void *ctx, uint64_t n) { (void)ctx; return q_push((qop){.kind = QK_WAIT_RELAY, .v = n}); }
 /* Syncs while the proxy runs: the memory queue waited for the device (a full atomic ring),
  * which staged mode must never do (memops.room); only finalize may flush. */
 static uint64_t q_syncs;
@@ -288,11 +330,21 @@ static void q_describe(void *ctx, char *buf, size_t len) {
 static gshmemi_proxy_memops q_memops(void) {
     gshmemi_memq_backend be = {.copy = q_copy, .write64 = q_write64, .atomics = q_atomics, .ticket = q_ticket,
                                .sync = q_sync, .describe = q_describe};
+    if (q_relay) {
+        be.relay_write = q_relay_write;
+        be.relay_done = q_relay_done;
+        be.wait_relay = q_wait_relay;
+    }
     gshmemi_memq_init(&q_memq, &be, q_descs, q_olds, &q_ticket_word);
+    if (q_relay) gshmemi_memq_set_relay(&q_memq, &q_relay_ticket);
     static int started;   /* one device thread per process: the queue has one consumer */
-    pthread_t t;
+    pthread_t t, r;
     if (!started++ && pthread_create(&t, NULL, q_device, NULL)) { perror("pthread_create"); _exit(2); }
     if (started == 1) pthread_detach(t);
+    if (started == 1 && q_relay) {
+        if (pthread_create(&r, NULL, q_relay_thread, NULL)) { perror("pthread_create"); _exit(2); }
+        pthread_detach(r);
+    }
     return gshmemi_memq_ops(&q_memq);
 }
 

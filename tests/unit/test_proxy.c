@@ -33,7 +33,8 @@
 
 /* "queued": staged with memops that complete later (proxy_harness.h) */
 static int mode_of(const char *s) {
-    return !strcmp(s, "staged") || !strcmp(s, "queued") ? GSHMEMI_PROXY_STAGED : GSHMEMI_PROXY_DIRECT;
+    return !strcmp(s, "staged") || !strcmp(s, "queued") || !strcmp(s, "relayq") ? GSHMEMI_PROXY_STAGED
+                                                                                 : GSHMEMI_PROXY_DIRECT;
 }
 static const char *mode_name(int m) { return m == GSHMEMI_PROXY_STAGED ? "staged" : "direct"; }
 
@@ -795,6 +796,13 @@ static int pe_pingpong(pe_ctx *c, void *arg) {
         }
     }
     bad = pe_end(c, &s, bad);
+    if (q_relay && c->me < 2 && q_memq.n_relayed < PP_ROUNDS / 4) {   /* the relay was there to be used */
+        fprintf(stderr, "FAIL PE %d: %llu of the %d p's went by the relay\n", c->me,
+                (unsigned long long)q_memq.n_relayed, PP_ROUNDS);
+        bad++;
+    }
+    if (q_relay && c->me < 2) printf("proxy test pingpong (relay): PE %d: %llu of %d p's by the relay\n", c->me,
+                                     (unsigned long long)q_memq.n_relayed, PP_ROUNDS);
     /* the trace file this PE's proxy wrote at finalize */
     char path[160];
     snprintf(path, sizeof path, "%s.%d", trace, c->me);
@@ -836,7 +844,8 @@ int main(int argc, char **argv) {
             return 2;
         }
         scen sc = {.mode = mode_of(mode), .npes = npes, .hold_off = !strcmp(name, "pingpong_nohold")};
-        queued = !strcmp(mode, "queued");
+        q_relay = !strcmp(mode, "relayq");   /* queued, with the memory queue's relay */
+        queued = !strcmp(mode, "queued") || q_relay;
         pe_main_fn fn = !strcmp(name, "rma") ? pe_rma : !strcmp(name, "amo") ? pe_amo
                       : !strcmp(name, "litmus") ? pe_litmus : !strcmp(name, "bad") ? pe_bad
                       : !strcmp(name, "kill") ? pe_kill : !strcmp(name, "linkdown") ? pe_linkdown

@@ -18,13 +18,26 @@ static void logop(gshmemi_memq *q, const char *what, const void *addr, uint64_t 
     q->oplog[k].n = n;
 }
 
+/* Before anything is enqueued on the stream: the relay's earlier entries come first. */
+static int stream_turn(gshmemi_memq *q) {
+    q->stream_dirty = true;
+    if (!q->relay_word || q->be.relay_done(q->be.ctx) >= q->relay_n) return 0;
+    return q->be.wait_relay(q->be.ctx, q->relay_n);
+}
+
+/* The stream is idle: every operation on it is covered by a ticket that passed. */
+static bool stream_idle(const gshmemi_memq *q) {
+    return !q->stream_dirty && !q->batch_n && __atomic_load_n(q->done_word, __ATOMIC_ACQUIRE) >= q->stream_ticket;
+}
+
 /* The written atomics, before whatever is enqueued next: one launch per GSHMEMI_AMO_BATCH_MAX
  * of them, in ring order (so one word's atomics stay in arrival order across launches). */
 static int launch_batch(gshmemi_memq *q) {
     int st = 0;
     while (q->batch_n && !st) {
         unsigned n = q->batch_n < GSHMEMI_AMO_BATCH_MAX ? q->batch_n : GSHMEMI_AMO_BATCH_MAX;
-        st = q->be.atomics(q->be.ctx, q->batch_first, n);
+        st = stream_turn(q);
+        if (!st) st = q->be.atomics(q->be.ctx, q->batch_first, n);
         q->batch_first = (q->batch_first + n) % SLOTS;
         q->batch_n -= n;
     }
@@ -34,6 +47,7 @@ static int launch_batch(gshmemi_memq *q) {
 
 static int enqueue_copy(gshmemi_memq *q, void *dst, const void *src, size_t n, bool to_device) {
     int st = launch_batch(q);
+    if (!st) st = stream_turn(q);
     if (!st) st = q->be.copy(q->be.ctx, dst, src, n, to_device);
     if (!st) logop(q, to_device ? "copy to" : "copy from", to_device ? dst : src, n);
     return st;
@@ -61,15 +75,36 @@ static uint64_t mem_mark(void *ctx) {
 static void commit(gshmemi_memq *q) {
     launch_batch(q);
     if (!q->marked) return;
-    q->be.ticket(q->be.ctx, q->issued + 1);
+    uint64_t t = q->issued + 1;
+    /* relay entries alone since the last ticket: the relay writes it; else the stream (after
+     * the relay's entries) */
+    if (!(q->relay_dirty && !q->stream_dirty && q->be.relay_write(q->be.ctx, q->relay_word, t) == 0)) {
+        if (!stream_turn(q)) q->be.ticket(q->be.ctx, t);
+        q->stream_ticket = t;
+        q->stream_dirty = false;
+    } else {
+        q->relay_n++;
+    }
+    q->relay_dirty = false;
     q->marked = false;
     q->issued++;
+}
+
+/* The larger of the two queues' ticket words: a ticket passed on either covers everything
+ * before it (see memq.h). */
+static uint64_t passed(const gshmemi_memq *q) {
+    uint64_t v = __atomic_load_n(q->done_word, __ATOMIC_ACQUIRE);
+    if (q->relay_word) {
+        uint64_t r = __atomic_load_n(q->relay_word, __ATOMIC_ACQUIRE);
+        if (r > v) v = r;
+    }
+    return v;
 }
 
 static uint64_t mem_done(void *ctx) {
     gshmemi_memq *q = ctx;
     commit(q);
-    uint64_t v = __atomic_load_n(q->done_word, __ATOMIC_ACQUIRE);
+    uint64_t v = passed(q);
     while (q->pend_n && q->pend[q->pend_h].t <= v) {
         uint64_t *old = q->pend[q->pend_h].old;
         if (old) *old = __atomic_load_n(&q->olds[q->pend_h], __ATOMIC_RELAXED);
@@ -173,6 +208,14 @@ static int mem_signal(void *ctx, uint64_t *dev_addr, int sig_op, uint64_t value)
     gshmemi_memq *q = ctx;
     if (sig_op != GSHMEM_SIGNAL_SET) return write_atomic(q, dev_addr, GSHMEM_PROXY_AMO_ADD, 8, value, 0, NULL, "signal add");
     int st = launch_batch(q);
+    if (!st && q->relay_word && stream_idle(q) && q->be.relay_write(q->be.ctx, dev_addr, value) == 0) {
+        q->relay_n++;
+        q->n_relayed++;
+        logop(q, "signal set (relay)", dev_addr, 8);
+        q->relay_dirty = true;
+        return 0;
+    }
+    if (!st) st = stream_turn(q);
     if (!st) st = q->be.write64(q->be.ctx, dev_addr, value);
     if (!st) logop(q, "signal set", dev_addr, 8);
     return st;
@@ -186,6 +229,8 @@ void gshmemi_memq_init(gshmemi_memq *q, const gshmemi_memq_backend *be, gshmemi_
     q->olds = olds;
     q->done_word = done_word;
 }
+
+void gshmemi_memq_set_relay(gshmemi_memq *q, uint64_t *relay_word) { q->relay_word = relay_word; }
 
 gshmemi_proxy_memops gshmemi_memq_ops(gshmemi_memq *q) {
     return (gshmemi_proxy_memops){.ctx = q, .copy_to = mem_copy_to, .copy_from = mem_copy_from,

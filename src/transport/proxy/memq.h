@@ -10,7 +10,16 @@
  * completion queue share one write. Atomics (and signal adds) are written into a ring of
  * descriptors and enqueued as one batch (backend.atomics) when anything else must follow
  * them: one launch for every atomic of a pass, in the same queue order. A descriptor slot is
- * written again only after the ticket that covers it passed (the batch has read it). */
+ * written again only after the ticket that covers it passed (the batch has read it).
+ *
+ * The relay (optional, backend.relay_write): a second in-order queue for 64-bit stores (signal
+ * SETs, 8-byte p's) and tickets, much quicker into GPU memory than a stream write (a GPU thread
+ * that polls host memory performs them; transport.c). The two queues stay one order: a store
+ * goes to the relay only while the stream is idle (everything enqueued on it covered by a
+ * ticket that passed), and an operation enqueued on the stream after relay entries the relay
+ * has not performed yet first makes the stream wait for them (backend.wait_relay). A ticket
+ * goes where the operations since the previous one went, so done() is the larger of the two
+ * queues' ticket words. */
 #ifndef GSHMEMI_MEMQ_H
 #define GSHMEMI_MEMQ_H
 
@@ -36,6 +45,13 @@ typedef struct gshmemi_memq_backend {
     int (*sync)(void *ctx);                  /* blocks until everything enqueued was performed */
     /* the stall warning's view of the queue: state and what to do, e.g. "stream: busy; ..." */
     void (*describe)(void *ctx, char *buf, size_t len);
+    /* The relay (all NULL: none). relay_write: *addr = value after every earlier relay entry,
+     * 0, or 1 when the relay's ring is full (nothing done: the caller uses the stream);
+     * relay_done: entries the relay performed; wait_relay: the stream waits until the relay
+     * performed n entries (0 or a GSHMEM_ERR_*). */
+    int (*relay_write)(void *ctx, uint64_t *addr, uint64_t value);
+    uint64_t (*relay_done)(void *ctx);
+    int (*wait_relay)(void *ctx, uint64_t n);
 } gshmemi_memq_backend;
 
 typedef struct gshmemi_memq {
@@ -43,6 +59,12 @@ typedef struct gshmemi_memq {
     gshmemi_amo_desc *descs;        /* [SLOTS] the backend's atomics read them */
     const uint64_t *olds;           /* [SLOTS] the backend's atomics write them */
     const uint64_t *done_word;      /* the backend's tickets write it */
+    uint64_t *relay_word;           /* the relay's tickets write it (host memory) */
+    uint64_t relay_n;               /* relay entries issued */
+    uint64_t stream_ticket;         /* the last ticket enqueued on the stream */
+    bool stream_dirty;              /* operations enqueued on the stream that no ticket covers yet */
+    bool relay_dirty;               /* relay entries that no ticket covers yet */
+    uint64_t n_relayed;             /* stores that went by the relay (GSHMEM_DEBUG=1 says) */
     uint64_t issued;                /* tickets whose write is enqueued */
     bool dirty;                     /* operations enqueued that no ticket covers yet */
     bool marked;                    /* ticket issued + 1 was handed out; its write is not enqueued */
@@ -64,6 +86,8 @@ typedef struct gshmemi_memq {
 
 void gshmemi_memq_init(gshmemi_memq *q, const gshmemi_memq_backend *be, gshmemi_amo_desc *descs,
                        const uint64_t *olds, const uint64_t *done_word);
+/* The backend has a relay; its tickets go to *relay_word (host memory, starts at 0). */
+void gshmemi_memq_set_relay(gshmemi_memq *q, uint64_t *relay_word);
 /* The memops of q (ctx = q); pin/unpin are the caller's. */
 gshmemi_proxy_memops gshmemi_memq_ops(gshmemi_memq *q);
 

@@ -41,6 +41,14 @@ typedef struct proxy_tctx {
     gshmemi_amo_desc *amos;       /* pinned, mapped: the atomics' descriptors */
     gshmemi_amo_desc *d_amos;     /* the same, as the GPU sees it */
     gshmemi_memq q;
+    /* the relay (under MPS; memq.h, device/relay.cu): entries, and [0] performed, [1] stop,
+     * [8] the relay's ticket word (pinned, mapped) */
+    gshmemi_relay_slot *relay, *d_relay;
+    uint64_t *relay_ctrl, *d_relay_ctrl;
+    uint64_t relay_k;             /* entries written */
+    cudaStream_t relay_stream;
+    bool relay_running;           /* its kernel runs (stop_relay ends it; the memory stays until
+                                   * close_context, where the memory queue may still read it) */
     /* How long the memory queue's CUDA calls took (GSHMEM_DEBUG=1 prints it at finalize): they
      * only enqueue, so a long one means the driver held the proxy thread (a full stream queue,
      * a lock) — what session 16's many-block runs could not tell from the outside */
@@ -161,6 +169,83 @@ static void be_describe(void *ctx, char *buf, size_t len) {
              e == cudaErrorNotReady ? "busy" : cudaGetErrorString(e));
 }
 
+/* The relay's side of the memory queue (proxy thread only). */
+static int be_relay_write(void *ctx, uint64_t *addr, uint64_t value) {
+    proxy_tctx *c = ctx;
+    if (!c->relay_running) return 1;   /* stopped: the stream takes it */
+    if (c->relay_k - __atomic_load_n(&c->relay_ctrl[0], __ATOMIC_ACQUIRE) >= GSHMEMI_RELAY_SLOTS) return 1;
+    gshmemi_relay_slot *s = &c->relay[c->relay_k % GSHMEMI_RELAY_SLOTS];
+    /* the ticket word is host memory: the relay stores through its GPU address */
+    uint64_t a = addr == &c->relay_ctrl[8] ? (uint64_t)(uintptr_t)&c->d_relay_ctrl[8] : (uint64_t)(uintptr_t)addr;
+    if (a >> 48) return 1;   /* outside what a tag holds: the stream takes it */
+    s->value = value;
+    __atomic_store_n(&s->tag, a << 16 | (++c->relay_k & 0xffff), __ATOMIC_RELEASE);
+    return 0;
+}
+
+static uint64_t be_relay_done(void *ctx) {
+    proxy_tctx *c = ctx;
+    return __atomic_load_n(&c->relay_ctrl[0], __ATOMIC_ACQUIRE);
+}
+
+static int be_wait_relay(void *ctx, uint64_t n) {
+    proxy_tctx *c = ctx;
+    if (bind_thread(c)) return GSHMEM_ERR_INTERNAL;
+    CUresult r = cuStreamWaitValue64((CUstream)c->stream, (CUdeviceptr)(uintptr_t)c->d_relay_ctrl, n,
+                                     CU_STREAM_WAIT_VALUE_GEQ);
+    return r == CUDA_SUCCESS ? 0 : cu_fail("ordering the stream after the relay (cuStreamWaitValue64)", r);
+}
+
+/* The relay runs where the proxy's context shares the GPU with the program's (an MPS client:
+ * CU_DEVICE_ATTRIBUTE_MPS_ENABLED, 133) and GSHMEM_PROXY_RELAY allows it. Called in the
+ * proxy's context. */
+static gshmemi_status open_relay(proxy_tctx *c) {
+    int mps = 0;
+    if (!gshmemi_cfg.PROXY_RELAY ||
+        cuDeviceGetAttribute(&mps, (CUdevice_attribute)133, (CUdevice)c->cuda_dev) != CUDA_SUCCESS || !mps)
+        return GSHMEM_SUCCESS;
+    gshmemi_status st = GSHMEM_SUCCESS;
+#define STEP(call)                                                                                   \
+    if (st == GSHMEM_SUCCESS) st = gshmemi_cuda_check((int)(call), #call, __FILE__, __LINE__)
+    STEP(cudaHostAlloc((void **)&c->relay, GSHMEMI_RELAY_SLOTS * sizeof *c->relay,
+                       cudaHostAllocMapped | cudaHostAllocPortable));
+    if (st == GSHMEM_SUCCESS) memset(c->relay, 0, GSHMEMI_RELAY_SLOTS * sizeof *c->relay);
+    STEP(cudaHostGetDevicePointer((void **)&c->d_relay, c->relay, 0));
+    STEP(cudaHostAlloc((void **)&c->relay_ctrl, 4096, cudaHostAllocMapped | cudaHostAllocPortable));
+    if (st == GSHMEM_SUCCESS) memset(c->relay_ctrl, 0, 4096);
+    STEP(cudaHostGetDevicePointer((void **)&c->d_relay_ctrl, c->relay_ctrl, 0));
+    STEP(gshmemi_relay_load());
+    STEP(cudaStreamCreateWithFlags(&c->relay_stream, cudaStreamNonBlocking));
+    STEP(gshmemi_launch_relay(c->relay_stream, c->d_relay, c->d_relay_ctrl));
+#undef STEP
+    if (st != GSHMEM_SUCCESS) {
+        gshmemi_warn("proxy: the relay could not start: stores into GPU memory from other nodes go by stream "
+                     "memory operations (slower; GSHMEM_PROXY_RELAY=0 says so without this warning)");
+        if (c->relay_stream) cudaStreamDestroy(c->relay_stream);
+        if (c->relay) cudaFreeHost(c->relay);
+        if (c->relay_ctrl) cudaFreeHost(c->relay_ctrl);
+        c->relay = NULL;
+        c->relay_ctrl = NULL;
+        c->relay_stream = NULL;
+        cudaGetLastError();
+    } else {
+        c->relay_running = true;
+    }
+    return GSHMEM_SUCCESS;
+}
+
+/* Stops the relay's kernel (its last entries performed first); in the proxy's context. Its
+ * entries and words stay until close_context: the memory queue still reads the relay's ticket
+ * word, and a store after this goes by the stream (be_relay_write refuses it). */
+static void stop_relay(proxy_tctx *c) {
+    if (!c->relay_running) return;
+    __atomic_store_n(&c->relay_ctrl[1], 1, __ATOMIC_RELEASE);
+    if (cudaStreamSynchronize(c->relay_stream) != cudaSuccess) cudaGetLastError();
+    cudaStreamDestroy(c->relay_stream);
+    c->relay_stream = NULL;
+    c->relay_running = false;
+}
+
 /* memops.pin / unpin: ctx is the memory queue; its backend's context is ours */
 static void mem_pin(void *ctx, void *host, size_t n) {
     proxy_tctx *c = ((gshmemi_memq *)ctx)->be.ctx;
@@ -178,6 +263,9 @@ static void mem_pin(void *ctx, void *host, size_t n) {
 static void mem_unpin(void *ctx, void *host) {
     proxy_tctx *c = ((gshmemi_memq *)ctx)->be.ctx;
     if (ctx_enter(c)) return;
+    /* unpinning synchronizes the proxy's context, which would wait for the relay forever: the
+     * staging buffers are unpinned only at finalize, after the memory queue's last flush */
+    stop_relay(c);
     if (cudaHostUnregister(host) != cudaSuccess) cudaGetLastError();
     ctx_leave();
 }
@@ -213,11 +301,14 @@ static gshmemi_status open_context(proxy_tctx *c) {
     STEP(cudaHostGetDevicePointer((void **)&c->d_amos, c->amos, 0));
     STEP(gshmemi_amo_batch_load());
 #undef STEP
+    if (st == GSHMEM_SUCCESS) st = open_relay(c);
     ctx_leave();
     return st;
 }
 
 static void close_context(proxy_tctx *c) {
+    if (c->q.n_relayed) gshmemi_info("proxy: %llu stores into GPU memory went by the relay",
+                                     (unsigned long long)c->q.n_relayed);
     if (c->ct[CT_COPY].n || c->ct[CT_WRITE].n || c->ct[CT_ATOMICS].n) {
         double mean[3];
         for (int k = 0; k < 3; k++) mean[k] = c->ct[k].n ? 1e6 * c->ct[k].sum / (double)c->ct[k].n : 0.0;
@@ -228,6 +319,11 @@ static void close_context(proxy_tctx *c) {
                      (unsigned long long)c->ct[CT_ATOMICS].n, mean[CT_ATOMICS], 1e6 * c->ct[CT_ATOMICS].max);
     }
     if (!c->ctx || ctx_enter(c)) return;
+    stop_relay(c);
+    if (c->relay) cudaFreeHost(c->relay);
+    if (c->relay_ctrl) cudaFreeHost(c->relay_ctrl);
+    c->relay = NULL;
+    c->relay_ctrl = NULL;
     if (c->words) cudaFreeHost(c->words);
     if (c->amos) cudaFreeHost(c->amos);
     if (c->stream) cudaStreamDestroy(c->stream);
@@ -271,7 +367,13 @@ static gshmemi_status proxy_chunk_added(gshmemi_state *s, void *tctx, const gshm
     GSHMEMI_CHECK(open_context(c));
     gshmemi_memq_backend be = {.ctx = c, .copy = be_copy, .write64 = be_write64, .atomics = be_atomics,
                                .ticket = be_ticket, .sync = be_sync, .describe = be_describe};
+    if (c->relay) {
+        be.relay_write = be_relay_write;
+        be.relay_done = be_relay_done;
+        be.wait_relay = be_wait_relay;
+    }
     gshmemi_memq_init(&c->q, &be, c->amos, c->words + 1, c->words);
+    if (c->relay) gshmemi_memq_set_relay(&c->q, &c->relay_ctrl[8]);
     gshmemi_proxy_memops mem = gshmemi_memq_ops(&c->q);
     mem.pin = mem_pin;
     mem.unpin = mem_unpin;
@@ -371,6 +473,13 @@ static void proxy_finalize(gshmemi_state *s, void *tctx) {
         gshmemi_status st = gshmemi_proxy_error(c->x, NULL);
         if (gshmemi_proxy_finalize(c->x) != GSHMEM_SUCCESS && !st)
             gshmemi_warn("gshmem_finalize: the proxy transport did not finalize cleanly");
+    }
+    /* the relay is stopped before anything that may synchronize the proxy's context: this
+     * thread has it current once the memory queue was flushed (bind_thread), and cudaFree
+     * below would wait for a kernel that never ends */
+    if (c->relay_running && !ctx_enter(c)) {
+        stop_relay(c);
+        ctx_leave();
     }
     if (c->d_words) cudaFree(c->d_words);
     close_context(c);
