@@ -30,13 +30,23 @@ GSHMEMI_DEV int gshmemi_chan_error(const gshmem_proxy_chan &c) {
  * the proxy core's cache): thousands of producers polling head are the suspected limit of the
  * drain rate, and many blocks polling retired of the proxy's copies crawling. So a ring
  * with gpu_words keeps the newest value read in GPU memory (`seen`, red.max) and lets one
- * thread at a time read the host word, at most every GSHMEMI_CHAN_POLL_NS (`next`, claimed
- * by compare-and-swap; nobody holds anything, so a thread that stops polling blocks no one).
+ * thread at a time read the host word (`next`, claimed by compare-and-swap): the reader
+ * holds a lease until its read came back (and the caller's read of the error word, if any),
+ * then lets the next reader in GSHMEMI_CHAN_POLL_NS later (gshmemi_chan_release). A lease
+ * expires after GSHMEMI_CHAN_LEASE_NS, so a reader that stops blocks no one for long. One
+ * read at a time matters, not one start per interval: reads queued behind the proxy's
+ * copies take microseconds, and a gate that let one start every 256 ns kept dozens in
+ * flight while 8 blocks of 1024 threads waited in quiet -- enough to starve the copy
+ * engines' own reads of host memory (session 20: bandwidth_remote put8 crawled at 0.0-0.6
+ * GB/s, and tools/probes/copy_load showed 64 copies of 8 KiB taking 20 ms instead of 0.18
+ * while 8 x 1024 threads polled host memory, and no slowdown with one polling warp).
  * Ordering: the reader's ld.acquire.sys of the proxy's release store, then its red.release
  * of `seen`, then another thread's ld.acquire of `seen`: the second thread sees what the
  * proxy did before its store (causality is transitive; the same chain as quiet's chan_seen).
- * *polled: this call read the host word (the caller may then also read the error word). */
+ * *polled: this call read the host word and holds the lease `lease`: the caller may read
+ * the error word, then must call gshmemi_chan_release(next, lease). */
 #define GSHMEMI_CHAN_POLL_NS 256ull
+#define GSHMEMI_CHAN_LEASE_NS 20000ull
 
 /* Whether the ring's GPU-memory copy `which` (1 head, 2 retired) is used: gpu_words set and its
  * mode word 0 (both) or naming it (GSHMEM_PROXY_GPU_COPIES: 3 both, the default). */
@@ -60,7 +70,7 @@ GSHMEMI_DEV uint64_t gshmemi_chan_refresh(const uint64_t *host, uint64_t *seen) 
 }
 
 GSHMEMI_DEV uint64_t gshmemi_chan_counter(const uint64_t *host, uint64_t *seen, uint64_t *next, bool &polled,
-                                          uint64_t enough = UINT64_MAX) {
+                                          uint64_t &lease, uint64_t enough = UINT64_MAX) {
     uint64_t v = gshmemi_chan_seen(seen);
     polled = false;
     if (v >= enough) return v;
@@ -70,10 +80,16 @@ GSHMEMI_DEV uint64_t gshmemi_chan_counter(const uint64_t *host, uint64_t *seen, 
     asm("mov.u32 %0, %%laneid;" : "=r"(lane));
     if ((int)lane != __ffs(__activemask()) - 1) return v;
     const uint64_t now = gshmemi_globaltimer(), nt = gshmemi_ld_relaxed((const uint64_t *)next);
-    if (now < nt || atomicCAS((unsigned long long *)next, nt, now + GSHMEMI_CHAN_POLL_NS) != nt) return v;
+    lease = now + GSHMEMI_CHAN_LEASE_NS;
+    if (now < nt || atomicCAS((unsigned long long *)next, nt, lease) != nt) return v;
     const uint64_t h = gshmemi_chan_refresh(host, seen);
     polled = true;
     return h > v ? h : v;
+}
+
+/* Ends a reader's lease (if it is still its own): the next read may start POLL_NS from now. */
+GSHMEMI_DEV void gshmemi_chan_release(uint64_t *next, uint64_t lease) {
+    atomicCAS((unsigned long long *)next, lease, gshmemi_globaltimer() + GSHMEMI_CHAN_POLL_NS);
 }
 
 /* Steps 1-2: a ticket whose slot the proxy has finished reading. The tail lives in GPU memory
@@ -98,22 +114,28 @@ GSHMEMI_DEV uint64_t gshmemi_chan_claim(const gshmem_proxy_chan &c) {
         const uint64_t t0 = gshmemi_globaltimer();
         unsigned polls = 0;
         for (unsigned ns = 0;;) {
-            bool polled = false;
+            bool polled = false, gated = false;
+            uint64_t lease = 0;
             if (t - h == c.n_slots) {
                 const uint64_t v = gshmemi_chan_refresh(&c.ctrl->head, w + GSHMEM_PROXY_GW_HEAD);
                 h = v > h ? v : h;
                 polled = true;
             } else if (gshmemi_globaltimer() - t0 > 20000) {
                 h = gshmemi_chan_counter(&c.ctrl->head, w + GSHMEM_PROXY_GW_HEAD, w + GSHMEM_PROXY_GW_HEAD_NEXT,
-                                         polled, t - c.n_slots + 1);
+                                         polled, lease, t - c.n_slots + 1);
+                gated = polled;
             } else {
                 h = gshmemi_chan_seen(w + GSHMEM_PROXY_GW_HEAD);
             }
-            if (t - h < c.n_slots) return t;
+            const bool room = t - h < c.n_slots;
             if (polled) {   /* no pause after a read across PCIe; the error word every 8th */
-                if ((++polls & 7) == 0 && gshmemi_chan_error(c)) return UINT64_MAX;
+                const bool failed = !room && (++polls & 7) == 0 && gshmemi_chan_error(c);
+                if (gated) gshmemi_chan_release(w + GSHMEM_PROXY_GW_HEAD_NEXT, lease);
+                if (room) return t;
+                if (failed) return UINT64_MAX;
                 ns = 0;
             } else {
+                if (room) return t;
                 gshmemi_chan_pause(ns);
             }
         }
@@ -159,16 +181,17 @@ GSHMEMI_DEV int gshmemi_chan_wait_retired(const gshmem_proxy_chan &c, uint64_t t
         uint64_t *w = c.gpu_words;
         for (unsigned ns = 0;;) {
             bool polled;
-            if (gshmemi_chan_counter(&c.ctrl->retired, w + GSHMEM_PROXY_GW_RETIRED, w + GSHMEM_PROXY_GW_RETIRED_NEXT,
-                                     polled, t) >= t)
-                break;
+            uint64_t lease;
+            const bool done = gshmemi_chan_counter(&c.ctrl->retired, w + GSHMEM_PROXY_GW_RETIRED,
+                                                   w + GSHMEM_PROXY_GW_RETIRED_NEXT, polled, lease, t) >= t;
             if (polled) {   /* the read across PCIe took its time: no pause after it */
-                int e = gshmemi_chan_error(c);
+                const int e = done ? 0 : gshmemi_chan_error(c);
+                gshmemi_chan_release(w + GSHMEM_PROXY_GW_RETIRED_NEXT, lease);
                 if (e) return e;
                 ns = 0;
-            } else {
-                gshmemi_chan_pause(ns);
             }
+            if (done) break;
+            if (!polled) gshmemi_chan_pause(ns);
         }
         return gshmemi_chan_error(c);
     }
