@@ -196,6 +196,18 @@ static int be_wait_relay(void *ctx, uint64_t n) {
     return r == CUDA_SUCCESS ? 0 : cu_fail("ordering the stream after the relay (cuStreamWaitValue64)", r);
 }
 
+/* A CUDA tool injected into this process, or NULL: the Nsight tools name their library in
+ * CUDA_INJECTION64_PATH; compute-sanitizer sets NV_SANITIZER_INJECTION_* (and names its
+ * library in NVTX_INJECTION64_PATH). */
+static const char *cuda_tool(void) {
+    extern char **environ;
+    const char *v = getenv("CUDA_INJECTION64_PATH");
+    if (v && *v) return "CUDA_INJECTION64_PATH";
+    for (char **e = environ; e && *e; e++)
+        if (!strncmp(*e, "NV_SANITIZER_INJECTION", 22)) return "compute-sanitizer";
+    return NULL;
+}
+
 /* The relay runs where the proxy's context shares the GPU with the program's (an MPS client:
  * CU_DEVICE_ATTRIBUTE_MPS_ENABLED, 133) and GSHMEM_PROXY_RELAY allows it. Called in the
  * proxy's context. */
@@ -204,6 +216,16 @@ static gshmemi_status open_relay(proxy_tctx *c) {
     if (!gshmemi_cfg.PROXY_RELAY ||
         cuDeviceGetAttribute(&mps, (CUdevice_attribute)133, (CUdevice)c->cuda_dev) != CUDA_SUCCESS || !mps)
         return GSHMEM_SUCCESS;
+    /* A CUDA tool (compute-sanitizer, Nsight Compute or Systems) is attached: a kernel that
+     * never ends would stall a profiler that replays each kernel alone, and memcheck flags
+     * the relay's stores into heap chunks mapped after its launch (session 20: "Invalid
+     * __global__ write ... out of bounds ... inside the nearest allocation"), then kills it.
+     * Stream memory operations do the relay's work then. */
+    const char *tool = cuda_tool();
+    if (tool) {
+        gshmemi_info("proxy: a CUDA tool is attached (%s): the relay stays off", tool);
+        return GSHMEM_SUCCESS;
+    }
     gshmemi_status st = GSHMEM_SUCCESS;
 #define STEP(call)                                                                                   \
     if (st == GSHMEM_SUCCESS) st = gshmemi_cuda_check((int)(call), #call, __FILE__, __LINE__)
