@@ -33,9 +33,9 @@ __global__ void gshmemi_relay_kernel(const gshmemi_relay_slot *slots, uint64_t *
         ld_slot(&slots[k % GSHMEMI_RELAY_SLOTS], value, tag);
         if ((tag & 0xffff) != ((k + 1) & 0xffff)) {
             if (told != k) {   /* idle: say how far it got (after its stores, system-wide) */
-                asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(ctrl), "l"(k) : "memory");
+                asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(ctrl + GSHMEMI_RELAY_DONE), "l"(k) : "memory");
                 told = k;
-            } else if (ld_volatile(&ctrl[1])) {
+            } else if (ld_volatile(&ctrl[GSHMEMI_RELAY_STOP])) {
                 /* stop comes after the proxy's last entry: look once more */
                 ld_slot(&slots[k % GSHMEMI_RELAY_SLOTS], value, tag);
                 if ((tag & 0xffff) != ((k + 1) & 0xffff)) return;
@@ -52,7 +52,7 @@ __global__ void gshmemi_relay_kernel(const gshmemi_relay_slot *slots, uint64_t *
 }
 
 extern "C" int gshmemi_launch_relay(void *stream, const gshmemi_relay_slot *slots, uint64_t *ctrl) {
-    gshmemi_relay_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(slots, ctrl, ctrl + 8);
+    gshmemi_relay_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(slots, ctrl, ctrl + GSHMEMI_RELAY_TICKET);
     return (int)cudaGetLastError();
 }
 

@@ -279,9 +279,11 @@ int gshmemi_amo_batch_load(void);
  * in order. Entry k is valid once tag's low 16 bits are (k + 1) & 0xffff; tag's high 48 bits
  * are the address (GPU memory: a release store at GPU scope; host memory, the relay's ticket
  * word: at system scope). The proxy writes value, then tag with release: one 16-byte read
- * across PCIe sees both. The relay writes the count performed to ctrl[0] (host memory) before
- * it waits for the next entry; it returns once ctrl[1] (stop) is set and no entry waits. */
+ * across PCIe sees both. The relay writes the count performed to ctrl[GSHMEMI_RELAY_DONE] (host
+ * memory) before it waits for the next entry; it returns once ctrl[GSHMEMI_RELAY_STOP] is set
+ * and no entry waits. ctrl[GSHMEMI_RELAY_TICKET] is the relay's ticket word (its own line). */
 #define GSHMEMI_RELAY_SLOTS 1024u
+enum { GSHMEMI_RELAY_DONE = 0, GSHMEMI_RELAY_STOP = 1, GSHMEMI_RELAY_TICKET = 8 };
 typedef struct __attribute__((aligned(16))) gshmemi_relay_slot {
     uint64_t value, tag;
 } gshmemi_relay_slot;

@@ -41,8 +41,8 @@ typedef struct proxy_tctx {
     gshmemi_amo_desc *amos;       /* pinned, mapped: the atomics' descriptors */
     gshmemi_amo_desc *d_amos;     /* the same, as the GPU sees it */
     gshmemi_memq q;
-    /* the relay (under MPS; memq.h, device/relay.cu): entries, and [0] performed, [1] stop,
-     * [8] the relay's ticket word (pinned, mapped) */
+    /* the relay (under MPS; memq.h, device/relay.cu): entries, and its words (performed, stop,
+     * its ticket word: GSHMEMI_RELAY_DONE / _STOP / _TICKET; pinned, mapped) */
     gshmemi_relay_slot *relay, *d_relay;
     uint64_t *relay_ctrl, *d_relay_ctrl;
     uint64_t relay_k;             /* entries written */
@@ -173,10 +173,13 @@ static void be_describe(void *ctx, char *buf, size_t len) {
 static int be_relay_write(void *ctx, uint64_t *addr, uint64_t value) {
     proxy_tctx *c = ctx;
     if (!c->relay_running) return 1;   /* stopped: the stream takes it */
-    if (c->relay_k - __atomic_load_n(&c->relay_ctrl[0], __ATOMIC_ACQUIRE) >= GSHMEMI_RELAY_SLOTS) return 1;
+    if (c->relay_k - __atomic_load_n(&c->relay_ctrl[GSHMEMI_RELAY_DONE], __ATOMIC_ACQUIRE) >= GSHMEMI_RELAY_SLOTS)
+        return 1;
     gshmemi_relay_slot *s = &c->relay[c->relay_k % GSHMEMI_RELAY_SLOTS];
     /* the ticket word is host memory: the relay stores through its GPU address */
-    uint64_t a = addr == &c->relay_ctrl[8] ? (uint64_t)(uintptr_t)&c->d_relay_ctrl[8] : (uint64_t)(uintptr_t)addr;
+    uint64_t a = addr == &c->relay_ctrl[GSHMEMI_RELAY_TICKET]
+                     ? (uint64_t)(uintptr_t)&c->d_relay_ctrl[GSHMEMI_RELAY_TICKET]
+                     : (uint64_t)(uintptr_t)addr;
     if (a >> 48) return 1;   /* outside what a tag holds: the stream takes it */
     s->value = value;
     __atomic_store_n(&s->tag, a << 16 | (++c->relay_k & 0xffff), __ATOMIC_RELEASE);
@@ -185,7 +188,7 @@ static int be_relay_write(void *ctx, uint64_t *addr, uint64_t value) {
 
 static uint64_t be_relay_done(void *ctx) {
     proxy_tctx *c = ctx;
-    return __atomic_load_n(&c->relay_ctrl[0], __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&c->relay_ctrl[GSHMEMI_RELAY_DONE], __ATOMIC_ACQUIRE);
 }
 
 static int be_wait_relay(void *ctx, uint64_t n) {
@@ -261,7 +264,7 @@ static gshmemi_status open_relay(proxy_tctx *c) {
  * word, and a store after this goes by the stream (be_relay_write refuses it). */
 static void stop_relay(proxy_tctx *c) {
     if (!c->relay_running) return;
-    __atomic_store_n(&c->relay_ctrl[1], 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&c->relay_ctrl[GSHMEMI_RELAY_STOP], 1, __ATOMIC_RELEASE);
     if (cudaStreamSynchronize(c->relay_stream) != cudaSuccess) cudaGetLastError();
     cudaStreamDestroy(c->relay_stream);
     c->relay_stream = NULL;
@@ -395,7 +398,7 @@ static gshmemi_status proxy_chunk_added(gshmemi_state *s, void *tctx, const gshm
         be.wait_relay = be_wait_relay;
     }
     gshmemi_memq_init(&c->q, &be, c->amos, c->words + 1, c->words);
-    if (c->relay) gshmemi_memq_set_relay(&c->q, &c->relay_ctrl[8]);
+    if (c->relay) gshmemi_memq_set_relay(&c->q, &c->relay_ctrl[GSHMEMI_RELAY_TICKET]);
     gshmemi_proxy_memops mem = gshmemi_memq_ops(&c->q);
     mem.pin = mem_pin;
     mem.unpin = mem_unpin;
