@@ -234,7 +234,7 @@ int main(int argc, char **argv) {
     if (npes > 1) {
         atexit(gshmrun_mps_stop);
         gshmrun_mps_setup(npes, gshmrun_count_gpus(), no_mps ? "off" : gshmemi_cfg.MPS,
-                          gshmemi_cfg.DEBUG);
+                          gshmemi_cfg.DEBUG, gshmemi_cfg.NODES > 1);
     }
     char uid[GSHMEMX_UNIQUEID_BYTES];
     int lfd;

@@ -179,9 +179,10 @@ static int start_private(void) {
     return -1;
 }
 
-int gshmrun_mps_setup(int npes, int ngpus, const char *mode, int debug) {
+int gshmrun_mps_setup(int npes, int ngpus, const char *mode, int debug, int across_nodes) {
     verbose = debug;
-    if (ngpus < 1 || npes <= ngpus) return 0;   /* every PE has a GPU of its own */
+    /* every PE has a GPU of its own and no proxy shares it (one node) */
+    if (ngpus < 1 || (npes <= ngpus && !across_nodes)) return 0;
     int per_gpu = (npes + ngpus - 1) / ngpus;
     if (!strcmp(mode, "off")) {
         if (verbose)

@@ -379,6 +379,23 @@ static gshmemi_status proxy_init(gshmemi_state *s, void **tctx, bool *reach) {
     return GSHMEM_SUCCESS;
 }
 
+/* Staged mode without MPS: the proxy's context and the program's share the GPU by time slices,
+ * so a placement the program's spinning kernel waits for waits for a slice (milliseconds).
+ * Session 20 on 2 x H200, one PE per GPU, 2 nodes: a p ping-pong did not finish in 28 s and
+ * test_signal stalled, while under MPS (PEs sharing one GPU) the same took 10-16 us per hop.
+ * Said once per node (its first PE), with what to do. */
+static void warn_no_mps(const gshmemi_state *s, const proxy_tctx *c) {
+    int mps = 0;
+    if (gshmemi_proxy_mode(c->x) != GSHMEMI_PROXY_STAGED || s->boot.local_rank != 0 ||
+        cuDeviceGetAttribute(&mps, (CUdevice_attribute)133, (CUdevice)c->cuda_dev) != CUDA_SUCCESS || mps)
+        return;
+    gshmemi_warn("proxy transport (staged mode) without CUDA MPS on this node: the proxy's CUDA context and the "
+                 "program's share each GPU by time slices, so device calls to other nodes that wait for their data "
+                 "to be placed (p/signal then wait, g, fetching atomics, barriers) take milliseconds while a kernel "
+                 "runs. Start MPS on every node before the job (nvidia-cuda-mps-control -d, as the GPUs' owner); "
+                 "gshmrun starts one itself for jobs across nodes");
+}
+
 /* The first chunk: the heap base is known, so the proxy (collective) and its GPU ring are
  * made and the thread starts; later chunks widen the range descriptors may name. */
 static gshmemi_status proxy_chunk_added(gshmemi_state *s, void *tctx, const gshmemi_chunk *ch) {
@@ -448,6 +465,7 @@ static gshmemi_status proxy_chunk_added(gshmemi_state *s, void *tctx, const gshm
              gshmemi_proxy_mode(c->x) == GSHMEMI_PROXY_STAGED ? "staged" : "direct",
              gshmemi_proxy_address(c->x));
     gshmemi_info("proxy transport: %s; %llu-slot ring", what, (unsigned long long)c->host_chan.n_slots);
+    warn_no_mps(s, c);
     return GSHMEM_SUCCESS;
 }
 
