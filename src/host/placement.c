@@ -198,7 +198,8 @@ void gshmemi_place_describe(const gshmemi_state *s, char *buf, size_t len) {
     const gshmemi_placement *p = &gshmemi_place;
     size_t o = (size_t)snprintf(buf, len, "PE %d on GPU %d", s->mype, p->device);
     if (p->gpu_pes == 1) {
-        snprintf(buf + o, len - o, " (its own; %d SMs)", p->sm_count);
+        /* an MPS client all the same when the job spans nodes (its proxy's context beside it) */
+        snprintf(buf + o, len - o, " (its own; %d SMs%s)", p->sm_count, p->mps > 0 ? "; MPS client" : "");
         return;
     }
     o += (size_t)snprintf(buf + o, len - o, " shared by %d PEs (", p->gpu_pes);

@@ -69,5 +69,26 @@ c=$(grep -c 'without CUDA MPS' /tmp/mps-off.log)
 grep -q 'shared, time-sliced' /tmp/mps-off.log && ok "PEs report a time-sliced GPU" || no "no PE reports time slicing"
 grep -q 'a private MPS daemon' /tmp/mps-off.log && no "a daemon was started with GSHMEM_MPS=off" || ok "no daemon started"
 
+# Across nodes each PE's proxy has a CUDA context of its own beside the program's: without MPS
+# the two share the GPU by time slices (a p ping-pong on 2 x H200, one PE per GPU, did not
+# finish in 28 s), so gshmrun starts MPS for a job across nodes even at one PE per GPU, and the
+# proxy says once per node what is wrong when MPS is off.
+XN="env GSHMEM_FABRIC_IFACE=${GSHMEM_FABRIC_IFACE:-lo} GSHMEM_FABRIC_PROVIDER=${GSHMEM_FABRIC_PROVIDER:-tcp;ofi_rxm}"
+if [ "$NGPU" -ge 2 ]; then
+  echo "-- a job across nodes at one PE per GPU (2 PEs as 2 nodes on $NGPU GPUs)"
+  GSHMEM_DEBUG=1 timeout 90 $XN "$RUN" -n 2 --nodes 2 -t 80 "$B/examples/ring" >/tmp/mps-nodes.log 2>&1
+  rc=$?
+  [ $rc -eq 0 ] && ok "ring across nodes exits 0" || { no "ring across nodes: exit $rc"; tail -20 /tmp/mps-nodes.log; }
+  c=$(grep -Ec 'on GPU [0-9]+ \(its own; [0-9]+ SMs; MPS client\)' /tmp/mps-nodes.log)
+  [ "$c" -eq 2 ] && ok "both PEs run as MPS clients, a GPU each" || { no "$c of 2 PEs report a GPU of their own under MPS"; grep -E 'on GPU' /tmp/mps-nodes.log; }
+  check_gone /tmp/mps-nodes.log "across nodes"
+fi
+echo "-- across nodes with GSHMEM_MPS=off: the proxy's warning, once per node"
+GSHMEM_MPS=off timeout 120 $XN "$RUN" -n 2 --nodes 2 -t 110 "$B/examples/ring" >/tmp/mps-nodes-off.log 2>&1
+rc=$?
+[ $rc -eq 0 ] && ok "ring across nodes without MPS exits 0" || { no "ring across nodes without MPS: exit $rc"; tail -20 /tmp/mps-nodes-off.log; }
+c=$(grep -c 'proxy transport (staged mode) without CUDA MPS' /tmp/mps-nodes-off.log)
+[ "$c" -eq 2 ] && ok "the proxy's warning is printed once per node (2)" || no "proxy warning printed $c times (2 nodes)"
+
 echo "test_mps: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -18,6 +18,7 @@
 #include "internal.h"
 #include "memq.h"
 #include "trace.h"
+#include "placement.h"
 #include "proxy.h"
 #include "gshmem/device/state.h"
 
@@ -385,9 +386,7 @@ static gshmemi_status proxy_init(gshmemi_state *s, void **tctx, bool *reach) {
  * test_signal stalled, while under MPS (PEs sharing one GPU) the same took 10-16 us per hop.
  * Said once per node (its first PE), with what to do. */
 static void warn_no_mps(const gshmemi_state *s, const proxy_tctx *c) {
-    int mps = 0;
-    if (gshmemi_proxy_mode(c->x) != GSHMEMI_PROXY_STAGED || s->boot.local_rank != 0 ||
-        cuDeviceGetAttribute(&mps, (CUdevice_attribute)133, (CUdevice)c->cuda_dev) != CUDA_SUCCESS || mps)
+    if (gshmemi_proxy_mode(c->x) != GSHMEMI_PROXY_STAGED || s->boot.local_rank != 0 || gshmemi_place.mps > 0)
         return;
     gshmemi_warn("proxy transport (staged mode) without CUDA MPS on this node: the proxy's CUDA context and the "
                  "program's share each GPU by time slices, so device calls to other nodes that wait for their data "
