@@ -99,6 +99,7 @@ gshmemi_status gshmemi_bootstrap_node_info(gshmemi_bootstrap *b) {
         b->local_rank_of[r] = count[n]++;
     }
     b->n_hosts = b->n_nodes;
+    b->host_rank = b->local_rank_of[b->rank];
     if (gshmemi_cfg.NODES > 1) split_hosts(b, count, gshmemi_cfg.NODES);
     b->node_id = b->node_of[b->rank];
     b->local_rank = b->local_rank_of[b->rank];

@@ -103,6 +103,7 @@ typedef struct gshmemi_bootstrap {
     int local_rank, local_size;  /* index among PEs of this node, count on this node */
     int node_id, n_nodes;        /* dense node index (order of first appearance) */
     int n_hosts;                 /* machines (n_nodes unless GSHMEM_NODES splits them) */
+    int host_rank;               /* index among PEs of this machine (local_rank unless split) */
     int *node_of;                /* [size] node index of each rank */
     int *local_rank_of;          /* [size] local index of each rank on its node */
     uint64_t job_id;             /* random, equal on all ranks: names per-job resources */

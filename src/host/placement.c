@@ -45,7 +45,10 @@ gshmemi_status gshmemi_place_select_device(gshmemi_state *s) {
         GSHMEMI_CUDA(cudaGetDevice(&d));
         dev = (CUdevice)d;
     } else {
-        int want = gshmemi_cfg.DEVICE >= 0 ? gshmemi_cfg.DEVICE : s->boot.local_rank % count;
+        /* round-robin over the machine's GPUs by the PE's index on the machine: where
+         * GSHMEM_NODES splits one machine into nodes, its PEs still spread over all its GPUs
+         * (2 PEs as 2 nodes on 2 GPUs: a GPU each, as on two real nodes) */
+        int want = gshmemi_cfg.DEVICE >= 0 ? gshmemi_cfg.DEVICE : s->boot.host_rank % count;
         if (want >= count) {
             gshmemi_error("GSHMEM_DEVICE=%d on PE %d, but only %d GPU%s visible to it; set "
                           "GSHMEM_DEVICE below %d or leave it unset (PEs are then placed on the "

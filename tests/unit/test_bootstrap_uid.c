@@ -44,8 +44,17 @@ static int child(const char *uid, int rank, int n, int lfd, uint64_t seed) {
             bad++;
         }
     for (int i = 0; i < 20; i++) if (b.ops->barrier(&b)) bad++;
-    if (b.local_size != n || b.n_nodes != 1 || b.local_rank != rank) {
-        fprintf(stderr, "PE %d: node info local %d/%d nodes %d\n", rank, b.local_rank, b.local_size, b.n_nodes);
+    /* one machine; GSHMEM_NODES=K splits it into min(K, n) nodes of consecutive ranks, while
+     * host_rank (which picks the GPU) stays the index on the machine */
+    int nodes = gshmemi_cfg.NODES > 1 ? (gshmemi_cfg.NODES < n ? gshmemi_cfg.NODES : n) : 1;
+    int part = rank * nodes / n, first = rank, size = 0;
+    while (first > 0 && (first - 1) * nodes / n == part) first--;
+    for (int r = 0; r < n; r++) size += r * nodes / n == part;
+    if (b.local_size != size || b.n_nodes != nodes || b.node_id != part || b.local_rank != rank - first ||
+        b.host_rank != rank || b.n_hosts != 1) {
+        fprintf(stderr, "PE %d (%d nodes asked): node %d of %d, local %d/%d, host rank %d of %d hosts; expected "
+                "node %d of %d, local %d/%d, host rank %d of 1\n", rank, gshmemi_cfg.NODES, b.node_id, b.n_nodes,
+                b.local_rank, b.local_size, b.host_rank, b.n_hosts, part, nodes, rank - first, size, rank);
         bad++;
     }
     uint64_t *jobs = calloc((size_t)n, 8);
@@ -100,6 +109,10 @@ int main(void) {
         for (int r = 0; r < sizes[i]; r++)
             EXPECT(st[r] == 0, "%d PEs: PE %d exited with %d", sizes[i], r, st[r]);
     }
+    gshmemi_cfg.NODES = 2;   /* one machine as 2 nodes (GSHMEM_NODES=2), inherited by the PEs */
+    run_job(5, -1, false, st);
+    for (int r = 0; r < 5; r++) EXPECT(st[r] == 0, "5 PEs as 2 nodes: PE %d exited with %d", r, st[r]);
+    gshmemi_cfg.NODES = 0;
     run_job(3, -1, true, st);
     for (int r = 0; r < 3; r++) EXPECT(st[r] == 0, "with an intruder: PE %d exited with %d", r, st[r]);
     time_t t0 = time(NULL);
