@@ -382,8 +382,8 @@ static gshmemi_status proxy_init(gshmemi_state *s, void **tctx, bool *reach) {
 
 /* Staged mode without MPS: the proxy's context and the program's share the GPU by time slices,
  * so a placement the program's spinning kernel waits for waits for a slice (milliseconds).
- * Session 20 on 2 x H200, one PE per GPU, 2 nodes: a p ping-pong did not finish in 28 s and
- * test_signal stalled, while under MPS (PEs sharing one GPU) the same took 10-16 us per hop.
+ * Session 21 on 2 x H200, a GPU per PE, 2 PEs as 2 nodes: p one-way 1136 us without MPS,
+ * 11.9-13.5 us under it (docs/performance.md, "Session 21 on 2 x H200").
  * Said once per node (its first PE), with what to do. */
 static void warn_no_mps(const gshmemi_state *s, const proxy_tctx *c) {
     if (gshmemi_proxy_mode(c->x) != GSHMEMI_PROXY_STAGED || s->boot.local_rank != 0 || gshmemi_place.mps > 0)
