@@ -212,14 +212,19 @@ static const char *cuda_tool(void) {
     return NULL;
 }
 
-/* The relay runs where the proxy's context shares the GPU with the program's (an MPS client:
- * CU_DEVICE_ATTRIBUTE_MPS_ENABLED, 133) and GSHMEM_PROXY_RELAY allows it. Called in the
- * proxy's context. */
+/* The relay's pinned memory (its kernel stopped or never started). */
+static void free_relay(proxy_tctx *c) {
+    if (c->relay) cudaFreeHost(c->relay);
+    if (c->relay_ctrl) cudaFreeHost(c->relay_ctrl);
+    c->relay = NULL;
+    c->relay_ctrl = NULL;
+}
+
+/* The relay runs where the proxy's context shares the GPU with the program's (MPS: the
+ * placement's flag, which the no-MPS warning reads too) and GSHMEM_PROXY_RELAY allows it.
+ * Called in the proxy's context. */
 static gshmemi_status open_relay(proxy_tctx *c) {
-    int mps = 0;
-    if (!gshmemi_cfg.PROXY_RELAY ||
-        cuDeviceGetAttribute(&mps, (CUdevice_attribute)133, (CUdevice)c->cuda_dev) != CUDA_SUCCESS || !mps)
-        return GSHMEM_SUCCESS;
+    if (!gshmemi_cfg.PROXY_RELAY || gshmemi_place.mps <= 0) return GSHMEM_SUCCESS;
     /* A CUDA tool (compute-sanitizer, Nsight Compute or Systems) is attached: a kernel that
      * never ends would stall a profiler that replays each kernel alone, and memcheck flags
      * the relay's stores into heap chunks mapped after its launch (session 20: "Invalid
@@ -248,11 +253,8 @@ static gshmemi_status open_relay(proxy_tctx *c) {
         gshmemi_warn("proxy: the relay could not start: stores into GPU memory from other nodes go by stream "
                      "memory operations (slower; GSHMEM_PROXY_RELAY=0 says so without this warning)");
         if (c->relay_stream) cudaStreamDestroy(c->relay_stream);
-        if (c->relay) cudaFreeHost(c->relay);
-        if (c->relay_ctrl) cudaFreeHost(c->relay_ctrl);
-        c->relay = NULL;
-        c->relay_ctrl = NULL;
         c->relay_stream = NULL;
+        free_relay(c);
         cudaGetLastError();
     } else {
         c->relay_running = true;
@@ -346,10 +348,7 @@ static void close_context(proxy_tctx *c) {
     }
     if (!c->ctx || ctx_enter(c)) return;
     stop_relay(c);
-    if (c->relay) cudaFreeHost(c->relay);
-    if (c->relay_ctrl) cudaFreeHost(c->relay_ctrl);
-    c->relay = NULL;
-    c->relay_ctrl = NULL;
+    free_relay(c);
     if (c->words) cudaFreeHost(c->words);
     if (c->amos) cudaFreeHost(c->amos);
     if (c->stream) cudaStreamDestroy(c->stream);
