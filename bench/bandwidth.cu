@@ -12,7 +12,7 @@
 #include "common.h"
 
 /* The offset of transfer r: slot r % nslots, kept as a running offset (a runtime modulo per
- * transfer cost the 64 KiB x 8-block column a quarter of its rate: tools/probes/probe_sync). */
+ * transfer cost the 64 KiB x 8-block column a quarter of its rate: bench/probes/probe_sync). */
 struct Slots {
     size_t base, o, stride;
     int slot, nslots;

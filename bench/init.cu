@@ -1,6 +1,6 @@
-/* Times gshmem_init the way issue #2 specifies: the CUDA context already exists (the
- * program selects its GPU and creates the context first, which alone takes ~0.5 s), then
- * the clock runs from gshmem_init's call to its return. Prints every PE's time. */
+/* Times gshmem_init as a program that has set up CUDA sees it: the CUDA context already
+ * exists (the program selects its GPU and creates the context first, which alone takes
+ * ~0.5 s), then the clock runs from gshmem_init's call to its return. Prints every PE's time. */
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>

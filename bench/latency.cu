@@ -78,9 +78,9 @@ __global__ void fadd_chase(long *word, int iters, int peer, long *out) {
     *out = r;
 }
 
-/* One kernel per scope, as a user's kernel would be: the thread scope used to run in a
- * 32-thread kernel that also held the block scope's code, and read 0.1-0.15 us more than
- * tools/probes/probe_sync's one-thread loop of the same call in the same runs (session 6) */
+/* One kernel per scope, as a user's kernel would be: a 32-thread kernel that also holds the
+ * block scope's code reads the thread-scope barrier 0.1-0.15 us slower than
+ * bench/probes/probe_sync's one-thread loop of the same call */
 __global__ void barrier_loop_thread(int iters) {
     for (int i = 0; i < iters; i++) bench_barrier_all();
 }
@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
     /* Flags and counters are measured at PLACES placements, PLACE_STEP bytes apart (each in
      * another 2 MiB page and another 4 KiB of it), and the median over placements reported:
      * the same code reads 0.62 or 0.77 us one-way depending only on where the flag lies
-     * (which L2 partition of each GPU is its home: tools/probes/probe_nvlink, docs/performance.md),
+     * (which L2 partition of each GPU is its home: bench/probes/probe_nvlink, docs/performance.md),
      * so one placement would report the allocator's luck. */
     const int PLACES = 16;
     const size_t PLACE_STEP = (1 << 20) + 4096, place_l = PLACE_STEP / sizeof(long);

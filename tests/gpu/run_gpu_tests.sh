@@ -4,7 +4,7 @@
 # team/collective tests, the forward-progress test and the ring example also run on 4), the
 # ring example under gshmrun and mpirun, the misuse cases (status + message), gshmrun's MPS
 # handling, and compute-sanitizer over the RMA/sync tests. Every process has a timeout, so a
-# hang costs seconds, not the session.
+# hang costs seconds, not the whole run.
 # usage: tests/gpu/run_gpu_tests.sh BUILD_DIR [NPES]
 # GPU_TESTS=REGEX runs only the tests whose names match (e.g. 'progress|mps|ring');
 # GPU_TESTS_SKIP=REGEX leaves out those that match.

@@ -154,8 +154,8 @@ int main(void) {
 
     /* a device source written by a pageable cudaMemcpy just before the host put (cudaMemcpy may
      * return before its DMA lands): the put must send the new bytes, to a load/store peer and
-     * to a remote one alike (what bench/collectives' allmax does; session 18 found the remote
-     * path reading the old ones) */
+     * to a remote one alike (what bench/collectives' allmax does: a remote put that read the
+     * source at once, on the proxy's own stream, would send the old bytes) */
     {
         uint64_t *agree = (uint64_t *)gshmem_calloc(np, sizeof(uint64_t));
         const size_t big = 1u << 20;

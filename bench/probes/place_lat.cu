@@ -4,8 +4,8 @@
 // answers in mapped host memory). Ways: cuStreamWriteValue64 from the proxy's context or the
 // program's, an 8-byte cudaMemcpyAsync, a relay kernel of the proxy's context polling host
 // memory (under MPS only: NO_RELAY=1 skips it), and the kernel polling host memory itself.
-// Prints the round trip's p10 / median / p90 and the host call's median (docs/performance.md,
-// session 19).   Build: nvcc -O2 -arch=sm_90 -o place_lat place_lat.cu -lcuda   Run: place_lat [rounds]
+// Prints the round trip's p10 / median / p90 and the host call's median.
+// Build: nvcc -O2 -arch=sm_90 -o place_lat place_lat.cu -lcuda   Run: place_lat [rounds]
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 // Does a blocking cudaMemcpy of one thread stop another thread's cudaMemcpyAsync? The case of
-// a remote job (session 14): the program's main thread waits in cudaMemcpy for a kernel that
+// a remote job: the program's main thread waits in cudaMemcpy for a kernel that
 // waits for the proxy, and the proxy thread's cudaMemcpyAsync of the same context waits for a
 // lock the blocking copy holds (eu-stack: pthread_rwlock_rdlock under cuMemcpyAsync): deadlock.
 // Thread A launches a kernel that spins on a flag in mapped host memory, then calls cudaMemcpy

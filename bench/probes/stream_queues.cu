@@ -3,7 +3,7 @@
 // For each "user" stream a spinning 1-thread kernel is launched; then a small H2D copy, a small
 // D2H copy, a 1-thread kernel and a cuStreamWriteValue64 are put on a separate "proxy" stream
 // and polled for 1 s each. Prints one line per (user stream, op): ok / BLOCKED.
-// build: nvcc -O2 -o stream_queues tools/probes/stream_queues.cu -lcuda
+// build: nvcc -O2 -o stream_queues bench/probes/stream_queues.cu -lcuda
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdio.h>

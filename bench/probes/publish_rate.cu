@@ -8,7 +8,7 @@
  *   D  the lanes of a warp write their bodies, __syncwarp, one lane fences (fence.acq_rel.sys)
  *      and stores every lane's sequence word (one fence per warp instead of per descriptor)
  * Build and run (no library needed):
- *   nvcc -O3 -arch=sm_90 -o publish_rate tools/probes/publish_rate.cu && ./publish_rate */
+ *   nvcc -O3 -arch=sm_90 -o publish_rate bench/probes/publish_rate.cu && ./publish_rate */
 #include <cstdio>
 #include <cstdint>
 #include <cuda_runtime.h>

@@ -1,7 +1,7 @@
 // How fast a proxy-like host thread gets small copies and ticket writes through its own stream
-// while a kernel of the same process waits in a given way: the question of docs/performance.md
-// (session 13: under a bandwidth load the staged memory queue passed ~435 tickets/s, while one
-// placement alone takes ~11 us). The host thread does what memq.c + transport.c do per request:
+// while a kernel of the same process waits in a given way (under a bandwidth load a staged
+// memory queue sharing the program's CUDA context passed ~435 tickets/s, while one placement
+// alone takes ~11 us). The host thread does what memq.c + transport.c do per request:
 // cudaMemcpyAsync of B bytes from pinned host memory to the GPU on a high-priority non-blocking
 // stream, then cuStreamWriteValue64 of a ticket into mapped pinned memory, keeping D requests in
 // flight and polling the ticket word; it reports tickets per second.
@@ -10,7 +10,7 @@
 //           | host (the same, thread 0 polls mapped host memory with ld.acquire.sys)
 //           | host256 (256 threads each poll their own word of mapped host memory)
 //           | hostback (host256 with the channel's back-off: doubling __nanosleep up to 1 us)
-// Build: nvcc -O2 -arch=sm_90 -o memq_rate tools/probes/memq_rate.cu -lcuda
+// Build: nvcc -O2 -arch=sm_90 -o memq_rate bench/probes/memq_rate.cu -lcuda
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdint.h>

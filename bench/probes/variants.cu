@@ -6,7 +6,7 @@
 #include "common.h"
 
 /* the SM each ping-pong kernel ran on: the same flag reads 0.15 us faster from an SM near
- * its home L2 partition (tools/probes/probe_nvlink), so library and raw variants compare only on
+ * its home L2 partition (bench/probes/probe_nvlink), so library and raw variants compare only on
  * one SM */
 __device__ int v_sm;
 __device__ __forceinline__ void record_sm() {

@@ -1,6 +1,7 @@
 // Whether a kernel that spins in one CUDA context slows small copies and stream writes of
 // another context on the same GPU (the staged proxy's placements while the program's kernel
-// waits in quiet: bench/bandwidth_remote put8 crawled at 40-200 ms per placement, session 20).
+// waits in quiet: bench/bandwidth_remote put8 crawled at 40-200 ms per placement while
+// many waiters polled host memory).
 // A "copier" context (cuCtxCreate, like the proxy's) times K rounds of: N cudaMemcpyAsync of
 // `size` bytes from pinned host memory into VMM device memory, then a cuStreamWriteValue64 of
 // the round number to mapped host memory, polled by the host (the proxy's ticket). A spinner

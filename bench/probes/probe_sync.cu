@@ -25,7 +25,7 @@
  *   4: pull: fence + local store of my own slot; spin acquire on the peer's slot remotely
  *   5: fence.sc.sys
  *   6: alternate warps: warp (e & 1) stores (block of 64 threads), block barrier around
- *   8: the epoch from global memory before the fence, stored (library until session 5)
+ *   8: the epoch from global memory before the fence, stored (an older library pattern)
  *   9: fence, red.add 1 to the peer's slot, then the epoch from global (off the critical path)
  *  10: 9 in a kernel that also holds a (never taken) call of a noinline function: the compiler
  *      then puts MEMBAR.ALL.CTA before every system fence (the library's kernels have such

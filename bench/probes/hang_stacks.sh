@@ -2,7 +2,7 @@
 # Where a hanging job waits: runs COMMAND in the background, and after SECONDS prints every
 # thread of every process whose name matches PATTERN (the process name, as pgrep -x): its name, kernel wait channel, system
 # call, and (where gdb is installed) its user stack. Then ends the command.
-# usage: tools/probes/hang_stacks.sh SECONDS PATTERN COMMAND [ARGS...]
+# usage: bench/probes/hang_stacks.sh SECONDS PATTERN COMMAND [ARGS...]
 set -u
 secs=$1 pat=$2; shift 2
 "$@" &
