@@ -1,28 +1,41 @@
 #!/usr/bin/env python3
-"""Prints gshmem beside the incumbents from one run's logs, with ratios, and writes every
-metric to OUTDIR/summary.csv and OUTDIR/summary.json (lib, family, metric, size, value, unit,
-npes). Reads what is there of:
-  latency-<lib>.log      "<lib> <metric>: <value> us" lines, and tables of one-way us: a
-                         header "size <col> <col>..." then rows "<size> <value> <value>..."
+"""gshmem beside the incumbents (NVSHMEM, NCCL, raw libfabric) from one run's logs, with ratios;
+every metric goes to OUTDIR/summary.csv and OUTDIR/summary.json (lib, family, metric, size,
+value, unit, npes, lo, hi) and the run's machine, date and commit to OUTDIR/run.json. Reads
+what is there of (tools/gpu-run.sh writes these names):
+  latency-<lib>.log      "<lib> <metric>: <value> us" lines (a one-word latency's placement
+                         range "A .. B" becomes lo/hi), and tables of one-way us: a header
+                         "size <col> <col>..." then rows "<size> <value> <value>..."
   latency-gshmem-nodeadline.log   the same gshmem run with GSHMEM_WAIT_TIMEOUT=0
-  bandwidth-<lib>.csv    size,<col>,<col>... in GB/s
+  bandwidth-<lib>.csv    size,<col>,<col>... in GB/s; bandwidth.log (gshmem) and
+                         bandwidth-<lib>.log hold the same table as printed
   atomics-<lib>.log      "<lib> <metric>: <value> Mops/s" lines
   collectives-<build>.csv  lib,family,npes,bytes,us,GBps rows of bench/collectives (the gshmem
-                         build also holds NCCL's rows): families allreduce, broadcast, fcollect,
-                         alltoall, reducescatter, barrier, allreduce_graph
-Ratios are gshmem / incumbent: < 1 is better for times (us), > 1 for rates (GB/s, Mops/s).
-usage: bench_compare.py OUTDIR
+                         build also holds NCCL's rows); collectives-<build>.log the same tables
+                         as printed, and the link lines of a job across nodes
+  remote-latency.log, remote-bandwidth.csv/.log, remote-atomics.log, remote-collectives.csv/.log
+                         the same benchmarks across nodes (families remote-*), and
+  remote-fabric.log      bench/fabric_baseline: raw libfabric (lib "libfabric")
+A table comes from the CSV and, where the CSV lacks rows (missing, empty, cut short by a job
+that ended before it closed the file), from the log. Ratios are gshmem / incumbent: < 1 is
+better for times (us), > 1 for rates (GB/s, Mops/s).
+usage: bench_compare.py [--command TEXT] OUTDIR
        bench_compare.py --plots OUTDIR [SUMMARY]   PNG charts (matplotlib) from OUTDIR/summary.json
                          (or SUMMARY: a summary.json/.csv), written to OUTDIR; needs no logs
        bench_compare.py --markdown SUMMARY [PREV]  the run's collectives and bandwidth tables in
-                         Markdown (docs/performance.md); PREV: an earlier run's summary, whose
-                         gshmem times fill a last column"""
+                         Markdown; PREV: an earlier run's summary, whose gshmem times fill a
+                         last column
+       bench_compare.py --page TEMPLATE OUT        docs/performance.md from its template
+                         (docs/perf/performance.md.in) and the runs it names (docs/perf/RUN/
+                         summary.json + run.json); plots into OUT's img/ where matplotlib is"""
 import csv
+import datetime
 import glob
 import json
 import math
 import os
 import re
+import subprocess
 import sys
 
 LIBS = ["gshmem", "nvshmem"]
@@ -40,13 +53,20 @@ COLL_TITLES = {
     "barrier_graph": "barrier_all_on_stream in a CUDA graph of 100 calls (per call)",
     "empty_kernel_graph": "floor: an empty kernel in a CUDA graph of 100 (per kernel)",
 }
+# the first words of bench/collectives' table titles ("== <title> =="), family by family
+COLL_LOG_TITLES = [("allreduce replayed", "allreduce_graph"), ("barrier_all_on_stream replayed", "barrier_graph"),
+                   ("floor:", "empty_kernel_graph"), ("barrier_all_on_stream", "barrier"),
+                   ("allreduce", "allreduce"), ("broadcast", "broadcast"), ("fcollect", "fcollect"),
+                   ("alltoall", "alltoall"), ("reducescatter", "reducescatter")]
 DATALESS = ("barrier", "barrier_graph", "empty_kernel_graph")
-FIELDS = ["lib", "family", "metric", "size", "value", "unit", "npes"]
+FIELDS = ["lib", "family", "metric", "size", "value", "unit", "npes", "lo", "hi"]
 PREFIX = r"^(?:\[(?:PE )?\d+\] )?"   # gshmrun's "[PE rank] " (older: "[rank] ") unless --no-prefix
-LINE = re.compile(PREFIX + r"(gshmem|nvshmem) (.+?): ([0-9.]+) (us|Mops/s|GB/s|s)\b")
-HEADER = re.compile(PREFIX + r"size((?: +\S+)+)\s*$")
-ROW = re.compile(PREFIX + r"([0-9]+)(B|KiB|MiB|GiB)((?: +[0-9.]+)+)\s*$")
-SCALE = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+LINE = re.compile(PREFIX + r"(gshmem|nvshmem) (.+?): ([0-9.]+) (us|Mops/s|GB/s|s)\b(.*)$")
+RANGE = re.compile(r"([0-9.]+) \.\. ([0-9.]+)")
+HEADER = re.compile(PREFIX + r"\s*size((?: +\S+)+)\s*$")
+ROW = re.compile(PREFIX + r"\s*([0-9]+)(B|KiB|MiB|GiB)?((?: +\S+)+)\s*$")
+NUM = re.compile(r"^[0-9]+(?:\.[0-9]+)?$")
+SCALE = {None: 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
 NAN = float("nan")
 
 
@@ -57,29 +77,54 @@ def fmt_size(n):
     return f"{n}B"
 
 
-def rec(lib, family, metric, size, value, unit, npes=None):
+def parse_size(text):
+    """bytes of "64", "16K", "32M", "1G", "1T" (binary suffixes)"""
+    m = re.fullmatch(r"([0-9]+)([KMGT]?)", text)
+    return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30, "T": 40}[m.group(2)]
+
+
+def rec(lib, family, metric, size, value, unit, npes=None, lo=None, hi=None):
     return {"lib": lib, "family": family, "metric": metric, "size": size, "value": value, "unit": unit,
-            "npes": npes}
+            "npes": npes, "lo": lo, "hi": hi}
+
+
+def lines_of(path):
+    for line in open(path, errors="replace"):
+        yield line.rstrip("\n")
 
 
 def parse_log(path, lib, family):
-    """Standard lines and size tables of one benchmark log, in the order printed."""
+    """Standard lines and size tables of one benchmark log, in the order printed. A table is a
+    header "size <col>..." and rows "<size> <value>...": latency's sizes carry a unit and its
+    values are one-way us; bench/bandwidth's sizes are bytes, its values GB/s (0: not measured),
+    its library named by the line "<lib> bandwidth GB/s" before the table."""
     out, cols = [], None
-    for line in open(path, errors="replace"):
-        line = line.rstrip("\n")
+    for line in lines_of(path):
         m = LINE.search(line)
         if m:
-            out.append(rec(m.group(1), family, m.group(2), None, float(m.group(3)), m.group(4)))
+            r = RANGE.search(m.group(5))
+            out.append(rec(m.group(1), family, m.group(2), None, float(m.group(3)), m.group(4),
+                           lo=float(r.group(1)) if r else None, hi=float(r.group(2)) if r else None))
+            continue
+        m = re.search(PREFIX + r"(gshmem|nvshmem) bandwidth GB/s", line)
+        if m:
+            lib = m.group(1)
             continue
         m = HEADER.search(line)
         if m:
             cols = m.group(1).split()
             continue
         m = ROW.search(line)
-        if m and cols:
-            size = int(m.group(1)) * SCALE[m.group(2)]
-            for c, v in zip(cols, m.group(3).split()):
+        if not (m and cols and lib):
+            continue
+        size = int(m.group(1)) * SCALE[m.group(2)]
+        for c, v in zip(cols, m.group(3).split()):
+            if not NUM.match(v):
+                continue
+            if m.group(2):
                 out.append(rec(lib, family, c + " one-way", size, float(v), "us"))
+            elif float(v) > 0:
+                out.append(rec(lib, family, c, size, float(v), "GB/s"))
     return out
 
 
@@ -93,15 +138,82 @@ def parse_csv(path, lib, family, unit):
     return out
 
 
+def coll_recs(lib, fam, npes, size, us, gbps):
+    out = [rec(lib, fam, "us per call", size, us, "us", npes)]
+    if gbps > 0:
+        out.append(rec(lib, fam, "bus bandwidth", size, gbps, "GB/s", npes))
+    return out
+
+
 def parse_collectives(path):
     """us per call and bus GB/s of each (lib, family, size) row"""
     out = []
     for row in csv.DictReader(open(path)):
-        lib, fam, npes, size = row["lib"], row["family"], int(row["npes"]), int(row["bytes"])
-        out.append(rec(lib, fam, "us per call", size, float(row["us"]), "us", npes))
-        if float(row["GBps"]) > 0:
-            out.append(rec(lib, fam, "bus bandwidth", size, float(row["GBps"]), "GB/s", npes))
+        out += coll_recs(row["lib"], row["family"], int(row["npes"]), int(row["bytes"]), float(row["us"]),
+                         float(row["GBps"]))
     return out
+
+
+def parse_coll_log(path, prefix=""):
+    """bench/collectives' tables as printed: "<lib> collectives on N PEs", then per family
+    "== <title> ==", a header "size <lib> us GB/s ... us ratio" and rows "<size> <us> <GB/s>..."
+    (WRONG or skipped in place of a library's pair); across nodes also the link lines."""
+    out, npes, fam, libs = [], None, None, []
+    for line in lines_of(path):
+        m = re.search(PREFIX + r"(?:gshmem|nvshmem) collectives on (\d+) PEs", line)
+        if m:
+            npes = int(m.group(1))
+            continue
+        m = re.search(PREFIX + r"across nodes: (remote put bandwidth of the link|every PE at once).*: ([0-9.]+) GB/s",
+                      line)
+        if m:
+            metric = "link put bandwidth" if m.group(1).startswith("remote") else "put bandwidth, every PE at once"
+            out.append(rec("gshmem", prefix + "link", metric, None, float(m.group(2)), "GB/s", npes))
+            continue
+        m = re.search(PREFIX + r"== (.+) ==\s*$", line)
+        if m:
+            fam = next((f for t, f in COLL_LOG_TITLES if m.group(1).startswith(t)), None)
+            continue
+        m = HEADER.search(line)
+        if m and fam:
+            tok = m.group(1).split()
+            libs = [tok[i - 1] for i in range(1, len(tok)) if tok[i] == "us" and tok[i - 1] not in ("us", "GB/s")]
+            continue
+        m = re.search(PREFIX + r"\s*(-|[0-9]+(?:B|KiB|MiB|GiB))((?: +\S+)+)\s*$", line)
+        if not (m and fam and libs and npes):
+            continue
+        size = 0 if m.group(1) == "-" else int(re.match(r"\d+", m.group(1)).group()) * \
+            SCALE[re.search(r"[A-Za-z]+$", m.group(1)).group()]
+        tok, i = m.group(2).split(), 0
+        for lib in libs:
+            if i < len(tok) and NUM.match(tok[i]) and i + 1 < len(tok) and NUM.match(tok[i + 1]):
+                out += coll_recs(lib, prefix + fam, npes, size, float(tok[i]), float(tok[i + 1]))
+                i += 2
+            else:
+                i += 1   # WRONG / skipped: one word, no bandwidth
+    return out
+
+
+def parse_fabric_log(path):
+    """bench/fabric_baseline: raw libfabric between two processes (lib "libfabric")"""
+    out = []
+    for line in lines_of(path):
+        m = re.search(r"fabric_baseline \S+: (fi_write 8 B|fi_send \d+ B) one-way latency ([0-9.]+) us", line)
+        if m:
+            out.append(rec("libfabric", "remote-fabric", m.group(1) + " one-way", None, float(m.group(2)), "us"))
+        m = re.search(r"fabric_baseline \S+: fi_write +(\d+) B x +\d+, \d+ in flight: ([0-9.]+) GB/s", line)
+        if m:
+            out.append(rec("libfabric", "remote-fabric", "fi_write", int(m.group(1)), float(m.group(2)), "GB/s"))
+        m = re.search(r"fabric_baseline \S+: fi_atomic 8 B FI_SUM rate ([0-9.]+) million/s", line)
+        if m:
+            out.append(rec("libfabric", "remote-fabric", "fi_atomic 8 B", None, float(m.group(1)), "Mops/s"))
+    return out
+
+
+def merge(recs, more):
+    """recs plus the records of more that recs has no value for (a CSV's rows win over its log's)"""
+    have = {(r["lib"], r["family"], r["metric"], r["size"], r["npes"]) for r in recs}
+    return recs + [r for r in more if (r["lib"], r["family"], r["metric"], r["size"], r["npes"]) not in have]
 
 
 def key(r):
@@ -147,16 +259,15 @@ def print_deadline(recs):
               f"without (GSHMEM_WAIT_TIMEOUT=0): {a - b:+.3f} us ({(a - b) / b * 100:+.1f} %)")
 
 
-def print_bandwidth(recs, header):
-    """header: the gshmem CSV's column names, in its order"""
-    g, n = index(recs, "gshmem", "bandwidth"), index(recs, "nvshmem", "bandwidth")
+def print_bandwidth(recs, family="bandwidth"):
+    g, n = index(recs, "gshmem", family), index(recs, "nvshmem", family)
     if not g:
         return
-    cols = [c for c in header if c != "size"]
-    sizes = list(dict.fromkeys(r["size"] for r in g.values()))
+    cols = list(dict.fromkeys(r["metric"] for r in g.values()))   # in the benchmark's order
+    sizes = sorted({r["size"] for r in g.values()})
     for i in range(0, len(cols), 6):
         group = cols[i:i + 6]
-        print("\nbandwidth GB/s: gshmem (nvshmem) ratio")
+        print(f"\n{family} GB/s: gshmem (nvshmem) ratio")
         print(f"{'size':>10s} " + " ".join(f"{c:>20s}" for c in group))
         for s in sizes:
             cells = []
@@ -167,10 +278,10 @@ def print_bandwidth(recs, header):
             print(f"{s:>10d} " + " ".join(f"{c:>20s}" for c in cells))
 
 
-def print_collectives(recs):
+def print_collectives(recs, prefix=""):
     """one table per family: size, us (and bus GB/s) of each library, gshmem / incumbent of us"""
     for fam in COLL_FAMILIES:
-        rs = [r for r in recs if r["family"] == fam]
+        rs = [r for r in recs if r["family"] == prefix + fam]
         if not rs:
             continue
         libs = [l for l in ["gshmem"] + INCUMBENTS if any(r["lib"] == l for r in rs)]
@@ -180,7 +291,7 @@ def print_collectives(recs):
             bw = {(r["lib"], r["size"]): r["value"] for r in rs if r["npes"] == n and r["unit"] == "GB/s"}
             sizes = sorted({s for (_, s) in t})
             inc = [l for l in libs if l != "gshmem"]
-            print(f"\n{COLL_TITLES.get(fam, fam)}, {n} PEs: us per call (bus GB/s); ratio = gshmem / incumbent us")
+            print(f"\n{prefix}{COLL_TITLES.get(fam, fam)}, {n} PEs: us per call (bus GB/s); ratio = gshmem / incumbent us")
             print(f"{'size':>10s} " + " ".join(f"{l:>20s}" for l in libs) +
                   "".join(f" {'/' + l:>9s}" for l in inc if "gshmem" in libs))
             for sz in sizes:
@@ -199,10 +310,15 @@ def load_summary(path):
     else:
         recs = []
         for r in csv.DictReader(open(path)):
-            r["size"] = int(r["size"]) if r.get("size") not in (None, "", "None") else None
-            r["npes"] = int(r["npes"]) if r.get("npes") not in (None, "", "None") else None
+            for f in ("size", "npes"):
+                r[f] = int(r[f]) if r.get(f) not in (None, "", "None") else None
+            for f in ("lo", "hi"):
+                r[f] = float(r[f]) if r.get(f) not in (None, "", "None") else None
             r["value"] = float(r["value"])
             recs.append(r)
+    for r in recs:   # summaries written before lo/hi existed
+        r.setdefault("lo", None)
+        r.setdefault("hi", None)
     return recs
 
 
@@ -218,13 +334,14 @@ def plots(outdir, src=None):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("matplotlib not available: no plots (pip install matplotlib, then run --plots again)")
+        print("matplotlib not available: no plots (pip install matplotlib, then run --plots again)",
+              file=sys.stderr)
         return []
     if src is None:
         src = next((p for p in (os.path.join(outdir, "summary.json"), os.path.join(outdir, "summary.csv"))
                     if os.path.exists(p)), None)
     if not src:
-        print(f"no summary.json/summary.csv in {outdir}: run bench_compare.py {outdir} first")
+        print(f"no summary.json/summary.csv in {outdir}: run bench_compare.py {outdir} first", file=sys.stderr)
         return []
     recs = load_summary(src)
     os.makedirs(outdir, exist_ok=True)
@@ -232,7 +349,7 @@ def plots(outdir, src=None):
 
     def save(fig, name):
         p = os.path.join(outdir, name)
-        fig.savefig(p, dpi=110, bbox_inches="tight")
+        fig.savefig(p, dpi=110, bbox_inches="tight", metadata={"Software": None})
         plt.close(fig)
         written.append(p)
 
@@ -291,42 +408,100 @@ def plots(outdir, src=None):
         two_libs(lat, list(dict.fromkeys(r["metric"] for r in lat)), "latency.png", "us (lower is better)",
                  "block put ping-pong latency: gshmem (solid) and NVSHMEM (dashed)", 1)
     for p in written:
-        print("wrote", p)
+        print("wrote", p, file=sys.stderr)
     return written
 
 
-def main(d):
+def table_of(d, csvs, logs, from_csv, from_log):
+    """one table of a run: its CSVs' rows, then what only its logs hold"""
+    out = []
+    for p in csvs:
+        if os.path.exists(os.path.join(d, p)):
+            out += from_csv(os.path.join(d, p))
+    for p in logs:
+        if os.path.exists(os.path.join(d, p)):
+            out = merge(out, from_log(os.path.join(d, p)))
+    return out
+
+
+def read_run(d):
+    """every benchmark output of one run directory, as records"""
     recs = []
     for lib in LIBS:
-        p = os.path.join(d, f"latency-{lib}.log")
-        if os.path.exists(p):
-            recs += parse_log(p, lib, "latency")
-        p = os.path.join(d, f"bandwidth-{lib}.csv")
-        if os.path.exists(p):
-            recs += parse_csv(p, lib, "bandwidth", "GB/s")
-        p = os.path.join(d, f"atomics-{lib}.log")
-        if os.path.exists(p):
-            recs += parse_log(p, lib, "atomics")
-    p = os.path.join(d, "latency-gshmem-nodeadline.log")
-    if os.path.exists(p):
-        recs += parse_log(p, "gshmem", "latency-nodeadline")
-    for p in sorted(glob.glob(os.path.join(d, "collectives-*.csv"))):
-        recs += parse_collectives(p)
+        recs += table_of(d, [], [f"latency-{lib}.log"], None, lambda p: parse_log(p, lib, "latency"))
+        recs += table_of(d, [f"bandwidth-{lib}.csv"], [f"bandwidth-{lib}.log", "bandwidth.log"],
+                         lambda p: parse_csv(p, lib, "bandwidth", "GB/s"),
+                         lambda p: [r for r in parse_log(p, None, "bandwidth") if r["lib"] == lib])
+        recs += table_of(d, [], [f"atomics-{lib}.log"], None, lambda p: parse_log(p, lib, "atomics"))
+    recs += table_of(d, [], ["latency-gshmem-nodeadline.log"], None,
+                     lambda p: parse_log(p, "gshmem", "latency-nodeadline"))
+    recs += table_of(d, sorted(os.path.basename(p) for p in glob.glob(os.path.join(d, "collectives-*.csv"))),
+                     sorted(os.path.basename(p) for p in glob.glob(os.path.join(d, "collectives-*.log"))),
+                     parse_collectives, parse_coll_log)
+    # across nodes (tools/gpu-run.sh remote)
+    for fam in ("latency", "atomics"):
+        recs += table_of(d, [], [f"remote-{fam}.log"], None, lambda p: parse_log(p, "gshmem", "remote-" + fam))
+    recs += table_of(d, ["remote-bandwidth.csv"], ["remote-bandwidth.log"],
+                     lambda p: parse_csv(p, "gshmem", "remote-bandwidth", "GB/s"),
+                     lambda p: parse_log(p, "gshmem", "remote-bandwidth"))
+    recs += table_of(d, ["remote-collectives.csv"], ["remote-collectives.log"],
+                     lambda p: [dict(r, family="remote-" + r["family"]) for r in parse_collectives(p)],
+                     lambda p: parse_coll_log(p, "remote-"))
+    recs += table_of(d, [], ["remote-fabric.log"], None, parse_fabric_log)
+    return recs
 
+
+def dump_summary(path, recs):
+    """JSON, one record a line (docs/perf/ keeps runs' summaries in git: small diffs)"""
+    with open(path, "w") as f:
+        f.write("[\n" + ",\n".join(json.dumps(r) for r in recs) + "\n]\n")
+
+
+def run_info(command):
+    """what machine, when, which commit: run.json beside the summary"""
+    def out(cmd):
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, timeout=20).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+    gpus = [re.sub(r" \(UUID.*", "", l.split(": ", 1)[-1]) for l in out(["nvidia-smi", "-L"]).splitlines()]
+    machine = f"{len(gpus)} x {gpus[0]}" if gpus and len(set(gpus)) == 1 else ", ".join(gpus)
+    return {"machine": machine, "date": datetime.date.today().isoformat(),
+            "commit": out(["git", "rev-parse", "--short", "HEAD"]), "command": command}
+
+
+def main(d, command=""):
+    recs = read_run(d)
     print_family(recs, "latency", "latency")
     print_deadline(recs)
-    p = os.path.join(d, "bandwidth-gshmem.csv")
-    print_bandwidth(recs, next(csv.reader(open(p))) if os.path.exists(p) else [])
+    print_bandwidth(recs)
     print_family(recs, "atomics", "atomics, per PE pair")
     print_collectives(recs)
+    print_family(recs, "remote-latency", "across nodes: latency")
+    print_bandwidth(recs, "remote-bandwidth")
+    print_family(recs, "remote-atomics", "across nodes: atomics, per PE pair")
+    print_collectives(recs, "remote-")
 
     with open(os.path.join(d, "summary.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS)
         w.writeheader()
         w.writerows(recs)
-    with open(os.path.join(d, "summary.json"), "w") as f:
-        json.dump(recs, f, indent=1)
-    print(f"\n{len(recs)} metrics in {os.path.join(d, 'summary.csv')} and summary.json")
+    dump_summary(os.path.join(d, "summary.json"), recs)
+    with open(os.path.join(d, "run.json"), "w") as f:
+        json.dump(run_info(command), f, indent=1)
+    print(f"\n{len(recs)} metrics in {os.path.join(d, 'summary.csv')} and summary.json; run.json")
+
+
+def value(recs, lib, fam, metric, size=None, npes=None):
+    for r in recs:
+        if (r["lib"] == lib and r["family"] == fam and r["metric"] == metric and r["size"] == size and
+                (npes is None or r["npes"] == npes)):
+            return r["value"]
+    return None
+
+
+def f2(v):
+    return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.2f}"
 
 
 def markdown(src, prev=None):
@@ -335,12 +510,6 @@ def markdown(src, prev=None):
     prev, in the last column), and the block-scope bandwidth table."""
     recs = load_summary(src)
     old = load_summary(prev) if prev else []
-    def val(lib, fam, metric, size, rs=None):
-        for r in (recs if rs is None else rs):
-            if r["lib"] == lib and r["family"] == fam and r["metric"] == metric and r["size"] == size:
-                return r["value"]
-        return None
-    f2 = lambda v: "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.2f}"
     for fam in COLL_FAMILIES:
         rows = [r for r in recs if r["family"] == fam and r["metric"] == "us per call"]
         if not rows:
@@ -352,10 +521,10 @@ def markdown(src, prev=None):
               (" | gshmem before" if old else "") + " |")
         print("|---:" * (len(libs) * 2 + (1 if old else 0)) + "|")
         for size in sorted({r["size"] for r in rows}):
-            v = {l: val(l, fam, "us per call", size) for l in libs}
+            v = {l: value(recs, l, fam, "us per call", size) for l in libs}
             ratios = [f"{v['gshmem'] / v[l]:.2f}" if v["gshmem"] and v[l] else "—" for l in libs[1:]]
             name = "-" if fam in DATALESS else fmt_size(size)
-            before = f" | {f2(val('gshmem', fam, 'us per call', size, old))}" if old else ""
+            before = f" | {f2(value(old, 'gshmem', fam, 'us per call', size))}" if old else ""
             print(f"| {name} | " + " | ".join(f2(v[l]) for l in libs) +
                   "".join(f" | {x}" for x in ratios) + before + " |")
     cols = [c for c in ("put1", "put8", "put132", "get1", "get8", "get132")
@@ -367,16 +536,23 @@ def markdown(src, prev=None):
         for size in sorted({r["size"] for r in recs if r["family"] == "bandwidth"}):
             cells = []
             for c in cols:
-                g, n = val("gshmem", "bandwidth", c, size), val("nvshmem", "bandwidth", c, size)
+                g, n = value(recs, "gshmem", "bandwidth", c, size), value(recs, "nvshmem", "bandwidth", c, size)
                 f1 = lambda x: "—" if x is None else f"{x:.1f}"
                 cells.append(f"{f1(g)} ({f1(n)})")
             print(f"| {fmt_size(size)} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 2 and sys.argv[1] == "--markdown":
-        markdown(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
-    elif len(sys.argv) > 1 and sys.argv[1] == "--plots":
-        plots(sys.argv[2] if len(sys.argv) > 2 else ".", sys.argv[3] if len(sys.argv) > 3 else None)
+    args = sys.argv[1:]
+    if len(args) > 1 and args[0] == "--markdown":
+        markdown(args[1], args[2] if len(args) > 2 else None)
+    elif args and args[0] == "--plots":
+        plots(args[1] if len(args) > 1 else ".", args[2] if len(args) > 2 else None)
+    elif len(args) == 3 and args[0] == "--page":
+        import perf_page
+        perf_page.write(args[1], args[2])
     else:
-        main(sys.argv[1] if len(sys.argv) > 1 else ".")
+        cmd = ""
+        if len(args) > 1 and args[0] == "--command":
+            cmd, args = args[1], args[2:]
+        main(args[0] if args else ".", cmd)
