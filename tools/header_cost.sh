@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What including gshmem.h costs a user's .cu file (issue 20's measure): a hello kernel compiled
+# What including gshmem.h costs a user's .cu file: a hello kernel compiled
 # with and without `#include <gshmem.h>` (a kernel calling gshmem_int_p; a host main calling
 # init, malloc, barrier and finalize), alternately, 5 times each; prints each side's times and
 # the median difference, wall clock and CPU (user+sys of nvcc and its children: steadier where
