@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# The test command: builds gshmem (CUDA code included) in ./build, runs the unit tests
-# (no GPU needed), and, on a machine with a GPU, the GPU suite (on one GPU, several PEs share
-# it under CUDA MPS, which gshmrun starts and stops itself). Ends with one line
+# The test command: builds gshmem (CUDA code included, tests and benchmarks) in ./build, runs the
+# unit tests (no GPU needed), and, on a machine with a GPU, the GPU suite (on one GPU, several
+# PEs share it under CUDA MPS, which gshmrun starts and stops itself). Ends with one line
 # "tests: N passed, M failed".
 set -u
 cd "$(dirname "$0")/.."
 B=${BUILD_DIR:-build}
 export PATH=/usr/local/cuda/bin:$PATH
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+# everything: a build directory the quick start made (library, tools, examples) gains the tests
+# and benchmarks
 if [ ! -f "$B/build.ninja" ]; then
-  meson setup "$B" --buildtype=release || exit 1
+  meson setup "$B" --buildtype=release -Dtests=true -Dbench=true || exit 1
+else
+  meson configure "$B" -Dtests=true -Dbench=true >/dev/null || exit 1
 fi
 ninja -C "$B" || exit 1
 meson test -C "$B" --suite unit --print-errorlogs --num-processes 2

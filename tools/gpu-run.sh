@@ -39,6 +39,7 @@ B=build-gpu
 # GPU_RUN_PREBUILT=DIR: run DIR's binaries (tools/pack_prebuilt.sh made it on a machine without a
 # GPU; carry DIR) and build nothing here: the lease's ~190 s of building are saved
 [ -n "${GPU_RUN_PREBUILT:-}" ] && B=$GPU_RUN_PREBUILT
+BA=$(cd "$(dirname "$B")" 2>/dev/null && echo "$PWD/$(basename "$B")" || echo "$PWD/$B")   # absolute, for rpaths
 echo "== machine =="
 nvidia-smi -L; nvidia-smi topo -m 2>/dev/null | head -8
 
@@ -122,7 +123,7 @@ if [ "$what" = all ] || [ "$what" = bench ] || [ "$what" = coll ]; then
   if [ -n "$NC" ]; then   # collectives once more, against this libgshmem and NCCL
     rm -f $B/nccl_collectives
     timeout 300 nvcc -std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -DBENCH_NCCL -Iinclude -I"$NC/include" \
-      bench/collectives.cu -o $B/nccl_collectives -L$B/src -lgshmem -Xlinker -rpath,"$PWD/$B/src" \
+      bench/collectives.cu -o $B/nccl_collectives -L$B/src -lgshmem -Xlinker -rpath,"$BA/src" \
       -L"$NC/lib" -l:libnccl.so.2 -Xlinker -rpath,"$NC/lib" >"$L/nccl-build-collectives.log" 2>&1 &
   fi
   # bench_at NP DIR: init and collectives on NP PEs, latency (+ bandwidth and atomics when
@@ -201,12 +202,12 @@ if [ "$what" = all ] || [ "$what" = remote ]; then
     export GSHMEM_FABRIC_IFACE=lo GSHMEM_FABRIC_PROVIDER='tcp;ofi_rxm'
     has fabric && timeout 120 $B/bench/fabric_baseline -p 'tcp;ofi_rxm' -i lo 2>&1 | tee "$L/remote-fabric.log"
     # the rates first (atomics, bandwidth), then the latencies
-    has atomics && timeout 120 $B/tools/gshmrun -n 2 --nodes 2 -t 110 $B/bench/atomics_remote 2>&1 | tee "$L/remote-atomics.log"
-    has bandwidth && timeout 240 $B/tools/gshmrun -n 2 --nodes 2 -t 230 $B/bench/bandwidth_remote \
+    has atomics && timeout 120 $B/tools/gshmrun -n 2 --nodes 2 -t 110 $B/bench/atomics 2>&1 | tee "$L/remote-atomics.log"
+    has bandwidth && timeout 240 $B/tools/gshmrun -n 2 --nodes 2 -t 230 $B/bench/bandwidth \
       ${REMOTE_BW_ARGS:---min-size 64K --max-size 16M --only put1,put8,get1,get8} --csv "$L/remote-bandwidth.csv" 2>&1 | tee "$L/remote-bandwidth.log"
     # the time split of p alone: the proxies' counters (GSHMEM_DEBUG=1 prints them at finalize)
     # and the GPU <-> proxy round trip with nothing on the wire (test_channel)
-    has split && GSHMEM_DEBUG=1 timeout 100 $B/tools/gshmrun -n 2 --nodes 2 -t 90 $B/bench/latency_remote --iters 200 --p-only \
+    has split && GSHMEM_DEBUG=1 timeout 100 $B/tools/gshmrun -n 2 --nodes 2 -t 90 $B/bench/latency --iters 200 --p-only \
       2>&1 | grep -E "one-way|requests sent|CUDA calls" | tee "$L/remote-split.log"
     has split && [ -x $B/tests/gpu/test_channel ] && timeout 100 $B/tests/gpu/test_channel 2>&1 | grep -E "round trip|drain" \
       | tee -a "$L/remote-split.log"
@@ -214,7 +215,7 @@ if [ "$what" = all ] || [ "$what" = remote ]; then
     # bandwidth in the same job
     has coll && timeout 200 $B/tools/gshmrun -n 4 --nodes 2 -t 190 $B/bench/collectives --max 16M \
       --csv "$L/remote-collectives.csv" 2>&1 | tee "$L/remote-collectives.log"
-    has latency && timeout 200 $B/tools/gshmrun -n 2 --nodes 2 -t 190 $B/bench/latency_remote --iters 200 2>&1 | tee "$L/remote-latency.log"
+    has latency && timeout 200 $B/tools/gshmrun -n 2 --nodes 2 -t 190 $B/bench/latency --iters 200 2>&1 | tee "$L/remote-latency.log"
     unset GSHMEM_FABRIC_IFACE GSHMEM_FABRIC_PROVIDER
   else
     echo "no fabric_baseline: this build has no libfabric"

@@ -1,7 +1,9 @@
 // Reduction kernels behind the host forms (reduce, reducescatter, scans), for one element
 // type: meson builds this file once per storage type of GSHMEMI_REDUCE_STORAGE_TYPES
 // (-DGSHMEMI_REDUCE_T=uint8_t -DGSHMEMI_REDUCE_NAME=u8, ...), one kernel per operator,
-// so the twelve types compile in parallel instead of in one translation unit.
+// so the twelve types compile in parallel instead of in one translation unit. A signed
+// integer type compiles min and max only; its sum, product and bitwise operators are the
+// unsigned type's of its width (two's complement: the same bits), launched from there.
 #include <type_traits>
 #include "gshmem.h"
 #include "coll_kernels.cuh"
@@ -68,26 +70,38 @@ static int launch(gshmemi_coll_plan p, void *stream, const void *te, int what, i
     }
 }
 
+// The unsigned entry point of a signed type's width (another translation unit).
+template <int ES> struct gshmemi_unsigned_entry;
+template <> struct gshmemi_unsigned_entry<1> { static constexpr auto *f = gshmemi_launch_reduce_u8; };
+template <> struct gshmemi_unsigned_entry<2> { static constexpr auto *f = gshmemi_launch_reduce_u16; };
+template <> struct gshmemi_unsigned_entry<4> { static constexpr auto *f = gshmemi_launch_reduce_u32; };
+template <> struct gshmemi_unsigned_entry<8> { static constexpr auto *f = gshmemi_launch_reduce_u64; };
+
 template <class T>
 static int launch_op(int op, void *stream, gshmemi_coll_plan p, const void *te, int what, int team,
                      void *dest, const void *src, size_t n) {
-    switch (op) {
-#define GSHMEMI_CASE(OPNAME, OPCODE, unused)                                                 \
-    case OPCODE: return launch<T, OPCODE>(p, stream, te, what, team, dest, src, n);
-        GSHMEM_REDUCE_ARITH_OPS(GSHMEMI_CASE, 0)
-#undef GSHMEMI_CASE
-    default: break;
-    }
-    if constexpr (std::is_integral<T>::value) {
+    if constexpr (std::is_integral<T>::value && std::is_signed<T>::value) {
+        switch (op) {
+        case GSHMEMI_OP_MIN: return launch<T, GSHMEMI_OP_MIN>(p, stream, te, what, team, dest, src, n);
+        case GSHMEMI_OP_MAX: return launch<T, GSHMEMI_OP_MAX>(p, stream, te, what, team, dest, src, n);
+        default: return gshmemi_unsigned_entry<sizeof(T)>::f(op, stream, p, te, what, team, dest, src, n);
+        }
+    } else {
         switch (op) {
 #define GSHMEMI_CASE(OPNAME, OPCODE, unused)                                                 \
     case OPCODE: return launch<T, OPCODE>(p, stream, te, what, team, dest, src, n);
-            GSHMEM_REDUCE_BIT_OPS(GSHMEMI_CASE, 0)
-#undef GSHMEMI_CASE
+            GSHMEM_REDUCE_ARITH_OPS(GSHMEMI_CASE, 0)
         default: break;
         }
+        if constexpr (std::is_integral<T>::value) {
+            switch (op) {
+                GSHMEM_REDUCE_BIT_OPS(GSHMEMI_CASE, 0)
+            default: break;
+            }
+        }
+#undef GSHMEMI_CASE
+        return (int)cudaErrorInvalidValue;
     }
-    return (int)cudaErrorInvalidValue;
 }
 
 // The entry point of the type this translation unit is built for.

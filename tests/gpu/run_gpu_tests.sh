@@ -58,7 +58,7 @@ expect_fail() {
 }
 
 echo "== GPU tests on $N PEs ($NGPU GPUs$([ "$N" -gt "$NGPU" ] && echo "; PEs share GPUs under MPS")) =="
-for t in test_heap test_rma test_sync test_host test_amo test_signal test_wait test_strided; do
+for t in test_heap test_rma test_sync test_host test_amo test_signal test_wait test_strided test_ls_only; do
   run "$t" 300 "$RUN" -n "$N" -t 280 "$B/tests/gpu/$t"
 done
 # teams and collectives: on all N PEs, and on 2 as well when N > 2 (other team shapes);
@@ -143,18 +143,18 @@ if [ -x "$B/tests/gpu/test_channel" ]; then
     run "${t}_2nodes" 300 "$RUN" -n 2 --nodes 2 -t 280 "$B/tests/gpu/$t"
     run "${t}_2x2" 300 "$RUN" -n 4 --nodes 2 -t 280 "$B/tests/gpu/$t"
   done
-  # collectives on teams across nodes (every form: test_coll_remote's device forms reach other
+  # collectives on teams across nodes (every form: test_coll's device forms reach other
   # nodes): 4 PEs as 2 nodes x 2, 8 PEs as 2 x 4 and as 4 x 2
   run ring_2nodes 60 "$RUN" -n 2 --nodes 2 -t 50 "$B/examples/ring"
   run ring_2x2 60 "$RUN" -n 4 --nodes 2 -t 50 "$B/examples/ring"
   # (small landing buffers: 2 KiB chunks per member, so every size past 256 elements takes chunks;
   # --quick: sizes up to 1023 elements, since at 2 KiB a chunk the 64 MiB sizes take thousands of
   # network round trips each), then every size with the default landing buffer
-  run test_coll_remote_2x2 300 env GSHMEM_COLL_XNODE_BYTES=8K "$RUN" -n 4 --nodes 2 -t 280 "$B/tests/gpu/test_coll_remote" --quick
-  run test_coll_remote_2x2_full 500 "$RUN" -n 4 --nodes 2 -t 480 "$B/tests/gpu/test_coll_remote"
-  run test_coll_remote_2x4 500 "$RUN" -n 8 --nodes 2 -t 480 "$B/tests/gpu/test_coll_remote" --quick
+  run test_coll_2x2 300 env GSHMEM_COLL_XNODE_BYTES=8K "$RUN" -n 4 --nodes 2 -t 280 "$B/tests/gpu/test_coll" --quick
+  run test_coll_2x2_full 500 "$RUN" -n 4 --nodes 2 -t 480 "$B/tests/gpu/test_coll"
+  run test_coll_2x4 500 "$RUN" -n 8 --nodes 2 -t 480 "$B/tests/gpu/test_coll" --quick
   # (4 x 2 with 1 KiB landing buffers: the hierarchical paths' chunks, 336 bytes per node, at work)
-  run test_coll_remote_4x2 500 env GSHMEM_COLL_XNODE_BYTES=1K "$RUN" -n 8 --nodes 4 -t 480 "$B/tests/gpu/test_coll_remote" --quick
+  run test_coll_4x2 500 env GSHMEM_COLL_XNODE_BYTES=1K "$RUN" -n 8 --nodes 4 -t 480 "$B/tests/gpu/test_coll" --quick
   # across nodes, collectives called with different arguments are named (GSHMEM_DEBUG=1), and a
   # member that dies before a collective ends the job naming it
   E="$B/tests/gpu/test_errors"
@@ -163,6 +163,10 @@ if [ -x "$B/tests/gpu/test_channel" ]; then
       env GSHMEM_DEBUG=1 GSHMEM_WAIT_TIMEOUT=10 "$RUN" -n 4 --nodes 2 -t 50 "$E" coll_mismatch_$m
   done
   expect_fail coll_die_2x2 60 'PE 3 exited' env GSHMEM_WAIT_TIMEOUT=10 "$RUN" -n 4 --nodes 2 -t 50 "$E" coll_die
+  # a unit built GSHMEM_LOAD_STORE_ONLY that meets a PE of another node: a message naming the
+  # call, the PE and the setting, and the job ends within seconds
+  expect_fail ls_only_2nodes 60 'gshmem_int_p: PE [0-9]+ is on another node .*GSHMEM_LOAD_STORE_ONLY' \
+    "$RUN" -n 2 --nodes 2 -t 50 "$B/tests/gpu/test_ls_only"
   if command -v compute-sanitizer >/dev/null && [ -z "${SKIP_SANITIZER:-}" ]; then
     run memcheck_rma_2nodes 400 "$RUN" -n 2 --nodes 2 -t 390 compute-sanitizer --error-exitcode 9 \
         --print-limit 20 --tool memcheck "$B/tests/gpu/test_rma"

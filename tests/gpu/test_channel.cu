@@ -17,7 +17,7 @@
 #include <vector>
 #include <algorithm>
 
-#include "gshmem/device/channel.h"
+#include "gshmem/device/chan_proxy.h"
 extern "C" {
 #include "proxy.h"
 }

@@ -15,8 +15,7 @@
  * warp, block); two teams reducing at once on two streams and in two blocks of one kernel; a
  * CUDA graph of 20 on-stream reduces + a kernel + a broadcast replayed 100 times.
  * Across nodes (gshmrun --nodes K, GSHMEM_NODES): teams whose members span nodes take the
- * cross-node algorithms; test_coll_remote is this file built with -DGSHMEM_REMOTE=1, whose
- * device forms reach other nodes too (test_coll's stop with a message there).
+ * cross-node algorithms, in every form (device forms included: routing is always compiled in).
  * usage: test_coll [--quick]   (--quick: small sizes, fewer rounds; for compute-sanitizer) */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -842,13 +841,9 @@ static void simulate_step(std::vector<std::vector<uint64_t>> &x, int shape, size
 }
 static uint64_t rec_init(uint64_t seed, int pe, size_t k) { return mix(seed + k, pe) >> 3; }
 
-/* In units built with GSHMEM_REMOTE=1 the remote branches cost registers: 640 threads need the
- * bound (docs/collectives.md). */
-#if GSHMEM_REMOTE
+/* A kernel that may run the cross-node algorithms holds their registers too: 640 threads need
+ * the bound (docs/collectives.md, "Block sizes"). */
 #define REC_BOUNDS __launch_bounds__(640)
-#else
-#define REC_BOUNDS
-#endif
 template <int S>
 __global__ void REC_BOUNDS rec_kernel(uint64_t *x, size_t n, gshmem_team_t t0, gshmem_team_t t1, int steps, int *status) {
     int bad = 0;
@@ -1094,7 +1089,7 @@ int main(int argc, char **argv) {
     gshmem_free(g_src);
     cudaFreeHost(g_status);
     cudaStreamDestroy(g_stream);
-    int rc = summary(GSHMEM_REMOTE ? "test_coll_remote" : "test_coll");
+    int rc = summary("test_coll");
     gshmem_finalize();
     return rc;
 }

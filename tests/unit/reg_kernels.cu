@@ -1,8 +1,10 @@
-// Kernels whose register counts hold the block-size rules the docs promise, checked at build
-// time by test_registers.sh from ptxas's own report (no GPU needed):
-//  - a kernel calling block-scope collectives, without a hint, launches with 640 threads
-//    (<= 96 registers) — docs/collectives.md;
-//  - the same kernel under __launch_bounds__(768) fits 80 registers without spilling;
+// Kernels whose register counts hold the block-size rules the docs promise (docs/collectives.md,
+// "Block sizes"), checked at build time by test_registers.sh from ptxas's own report (no GPU
+// needed), built with device routing and with GSHMEM_LOAD_STORE_ONLY:
+//  - a kernel calling block-scope collectives, without a hint, launches with 512 threads
+//    (<= 128 registers; it holds the cross-node algorithms too), or 640 (<= 96) load/store only;
+//  - the same kernel under __launch_bounds__(768) fits 80 registers (load/store only: without
+//    spilling);
 //  - a kernel calling block-scope puts and gets launches with 1024 threads (<= 64 registers)
 //    — include/gshmem/device/copy.h.
 // Several calls per kernel, as a user's kernel (and tests/gpu/test_coll) would hold them.

@@ -60,7 +60,7 @@ GSHMEMI_DEV T gshmemi_amo(int op, T *dest, T value, T cond, int pe, const char *
     U v, c, r;
     memcpy(&v, &value, sizeof v);
     memcpy(&c, &cond, sizeof c);
-    if (GSHMEM_REMOTE && slot < 0) r = (U)gshmemi_remote_amo(op, op != GSHMEMI_AMO_SET, dest, (int)sizeof(T), (uint64_t)v,
+    if (GSHMEMI_ROUTED && slot < 0) r = (U)gshmemi_remote_amo(op, op != GSHMEMI_AMO_SET, dest, (int)sizeof(T), (uint64_t)v,
                                       (uint64_t)c, pe, call);
     else if (op == GSHMEMI_AMO_FETCH) r = gshmemi_ld_relaxed(p);
     else if (op == GSHMEMI_AMO_SET) {
@@ -79,7 +79,7 @@ GSHMEMI_DEV void gshmemi_amo_nofetch(int op, T *dest, T value, int pe, const cha
     U *p = (U *)gshmemi_at(dest, slot);
     U v;
     memcpy(&v, &value, sizeof v);
-    if (GSHMEM_REMOTE && slot < 0) {
+    if (GSHMEMI_ROUTED && slot < 0) {
         gshmemi_remote_amo(op, false, dest, (int)sizeof(T), (uint64_t)v, 0, pe, call);
         return;
     }

@@ -80,4 +80,71 @@ GSHMEMI_DEV uint64_t gshmemi_globaltimer(void) {
     return t;
 }
 
+/* Warp-uniform loops. A loop whose exit differs between the threads of a warp, or whose body
+ * branches differently for them, reached through a branch the warp may split on (the remote
+ * branch of a device call), makes the compiler guard the caller's own loops with reconvergence
+ * barriers and yields (BSSY/BSYNC/YIELD): measured 0.07 us of a 0.77 us NVLink p ping-pong
+ * (tools/probes/route_cost). A loop that exits on a vote is uniform over the threads running it,
+ * and a body without branches (its per-thread work predicated: the _if operations below) needs
+ * no reconvergence. So the code behind a remote branch loops only this way: `m` is the set of
+ * threads that entered together (gshmemi_lanes), and the loop runs while any of them needs it
+ * (docs/design.md, "Device routing"). */
+GSHMEMI_DEV unsigned gshmemi_lanes(void) { return __activemask(); }
+#define GSHMEMI_WHILE_ANY(m, cond) while (__any_sync((m), (cond)))
+/* A condition made warp-uniform (the same for every thread of m by construction): branches on
+ * it need no reconvergence either. */
+GSHMEMI_DEV bool gshmemi_uniform(unsigned m, bool c) { return __any_sync(m, c); }
+/* Whether c holds in every thread of m (a uniform value too). */
+GSHMEMI_DEV bool gshmemi_all(unsigned m, bool c) { return __all_sync(m, c); }
+/* The largest of the 64-bit values of the threads of m (two 32-bit reductions). */
+GSHMEMI_DEV uint64_t gshmemi_max_of(unsigned m, uint64_t v) {
+    const unsigned hi = __reduce_max_sync(m, (unsigned)(v >> 32));
+    const unsigned lo = __reduce_max_sync(m, (unsigned)(v >> 32) == hi ? (unsigned)v : 0u);
+    return ((uint64_t)hi << 32) | lo;
+}
+/* The lowest thread of m. */
+GSHMEMI_DEV bool gshmemi_is_first(unsigned m) {
+    unsigned lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    return (int)lane == __ffs(m) - 1;
+}
+
+/* Predicated operations: performed by the threads where p holds, without a branch. */
+GSHMEMI_DEV uint64_t gshmemi_ld_acquire_if(bool p, const uint64_t *a, uint64_t otherwise) {
+    uint64_t v = otherwise;
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q ld.acquire.sys.global.u64 %0, [%1];\n\t}"
+                 : "+l"(v) : "l"(a), "r"((unsigned)p) : "memory");
+    return v;
+}
+GSHMEMI_DEV uint32_t gshmemi_ld_acquire32_if(bool p, const uint32_t *a, uint32_t otherwise) {
+    uint32_t v = otherwise;
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q ld.acquire.sys.global.u32 %0, [%1];\n\t}"
+                 : "+r"(v) : "l"(a), "r"((unsigned)p) : "memory");
+    return v;
+}
+GSHMEMI_DEV uint64_t gshmemi_ld_relaxed_gpu_if(bool p, const uint64_t *a, uint64_t otherwise) {
+    uint64_t v = otherwise;
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q ld.relaxed.gpu.global.u64 %0, [%1];\n\t}"
+                 : "+l"(v) : "l"(a), "r"((unsigned)p) : "memory");
+    return v;
+}
+/* compare-and-swap at device scope; returns the old value, or ~cmp where p is false */
+GSHMEMI_DEV uint64_t gshmemi_cas_if(bool p, uint64_t *a, uint64_t cmp, uint64_t val) {
+    uint64_t v = ~cmp;
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %4, 0;\n\t@q atom.relaxed.gpu.global.cas.b64 %0, [%1], %2, %3;\n\t}"
+                 : "+l"(v) : "l"(a), "l"(cmp), "l"(val), "r"((unsigned)p) : "memory");
+    return v;
+}
+/* raises *a to v with release at device scope */
+GSHMEMI_DEV void gshmemi_red_max_release_if(bool p, uint64_t *a, uint64_t v) {
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q red.release.gpu.global.max.u64 [%0], %1;\n\t}"
+                 ::"l"(a), "l"(v), "r"((unsigned)p) : "memory");
+}
+GSHMEMI_DEV void gshmemi_red_add_sys_if(bool p, uint64_t *a, uint64_t v) {
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q red.relaxed.sys.global.add.u64 [%0], %1;\n\t}"
+                 ::"l"(a), "l"(v), "r"((unsigned)p) : "memory");
+}
+GSHMEMI_DEV void gshmemi_nanosleep_if(bool p, unsigned ns) {
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %1, 0;\n\t@q nanosleep.u32 %0;\n\t}" ::"r"(ns), "r"((unsigned)p));
+}
 #endif

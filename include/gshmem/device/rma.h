@@ -13,14 +13,14 @@
 template <class S, bool BLOCKING>
 GSHMEMI_DEV void gshmemi_put(void *dest, const void *src, size_t n, int pe, const char *call) {
     int slot = gshmemi_route(dest, pe, n, call);
-    if (GSHMEM_REMOTE && slot < 0) return gshmemi_remote_rma<S, BLOCKING, false>(dest, src, n, pe, call);
+    if (GSHMEMI_ROUTED && slot < 0) return gshmemi_remote_rma<S, BLOCKING, false>(dest, src, n, pe, call);
     gshmemi_copy_group<false>(gshmemi_at(dest, slot), src, n, S::rank(), S::size());
     if (BLOCKING) S::sync();
 }
 template <class S, bool BLOCKING>
 GSHMEMI_DEV void gshmemi_get(void *dest, const void *src, size_t n, int pe, const char *call) {
     int slot = gshmemi_route(src, pe, n, call);
-    if (GSHMEM_REMOTE && slot < 0) return gshmemi_remote_rma<S, BLOCKING, true>((void *)src, dest, n, pe, call);
+    if (GSHMEMI_ROUTED && slot < 0) return gshmemi_remote_rma<S, BLOCKING, true>((void *)src, dest, n, pe, call);
     gshmemi_copy_group<true>(dest, gshmemi_at(src, slot), n, S::rank(), S::size());
     if (BLOCKING) S::sync();
 }
@@ -52,13 +52,13 @@ GSHMEMI_DEV void gshmemi_strided(void *dest, const void *src, ptrdiff_t dst, ptr
     }
     if (GET) {
         const void *sp = gshmemi_peer(src, pe, ((n - 1) * sst + 1) * ES, call);
-        if (GSHMEM_REMOTE && !sp)
+        if (GSHMEMI_ROUTED && !sp)
             return gshmemi_remote_strided<S, true, ES>((char *)dest, (const char *)src, dst, sst, n,
                                                        pe, call);
         gshmemi_copy_strided<true, ES>(dest, sp, dst, sst, n, S::rank(), S::size());
     } else {
         void *dp = gshmemi_peer(dest, pe, ((n - 1) * dst + 1) * ES, call);
-        if (GSHMEM_REMOTE && !dp)
+        if (GSHMEMI_ROUTED && !dp)
             return gshmemi_remote_strided<S, false, ES>((char *)dest, (const char *)src, dst, sst, n,
                                                         pe, call);
         gshmemi_copy_strided<false, ES>(dp, src, dst, sst, n, S::rank(), S::size());
@@ -81,7 +81,7 @@ GSHMEMI_DEV void gshmemi_strided(void *dest, const void *src, ptrdiff_t dst, ptr
 /* p/g: one store or load on the load/store path; the value travels inline to a remote PE. */
 template <typename T> GSHMEMI_DEV void gshmemi_rma_p(T *dest, T value, int pe, const char *call) {
     int slot = gshmemi_route(dest, pe, sizeof(T), call);
-    if (GSHMEM_REMOTE && slot < 0) {
+    if (GSHMEMI_ROUTED && slot < 0) {
         typename gshmemi_uint<sizeof(T)>::t u;
         memcpy(&u, &value, sizeof u);
         return gshmemi_remote_p(dest, (uint64_t)u, (int)sizeof(T), pe, call);
@@ -90,7 +90,7 @@ template <typename T> GSHMEMI_DEV void gshmemi_rma_p(T *dest, T value, int pe, c
 }
 template <typename T> GSHMEMI_DEV T gshmemi_rma_g(const T *src, int pe, const char *call) {
     int slot = gshmemi_route(src, pe, sizeof(T), call);
-    if (GSHMEM_REMOTE && slot < 0) {
+    if (GSHMEMI_ROUTED && slot < 0) {
         typename gshmemi_uint<sizeof(T)>::t u =
             (typename gshmemi_uint<sizeof(T)>::t)gshmemi_remote_g(src, (int)sizeof(T), pe, call);
         T v;
@@ -134,7 +134,7 @@ GSHMEMI_DEV void *gshmemi_dev_ptr(const void *dest, int pe) {
     const gshmemi_device_state *s = gshmemi_st("gshmem_ptr");
     if ((unsigned)pe >= (unsigned)s->npes) return NULL;
     int slot = gshmemi_slot_of(s, pe);
-    if (GSHMEM_REMOTE && slot < 0) return NULL;
+    if (GSHMEMI_ROUTED && slot < 0) return NULL;
     return (char *)dest + (size_t)slot * s->heap_window;
 }
 

@@ -40,7 +40,7 @@ GSHMEMI_DEV void gshmemi_put_signal(void *dest, const void *src, size_t n, uint6
     void *d = gshmemi_at(dest, slot);
     uint64_t *sp = gshmemi_at(sig_addr, slot);
     if ((unsigned)sig_op > GSHMEM_SIGNAL_ADD) gshmemi_bad_sig_op(call, sig_op);
-    if (GSHMEM_REMOTE && slot < 0)
+    if (GSHMEMI_ROUTED && slot < 0)
         return gshmemi_remote_put_signal<S, BLOCKING>(dest, src, n, sig_addr, signal, sig_op, pe,
                                                       call);
     gshmemi_copy_group<false>(d, src, n, S::rank(), S::size());
@@ -87,7 +87,7 @@ GSHMEMI_DEV void gshmemi_dev_signal_op(uint64_t *sig_addr, uint64_t signal, int 
     int slot = gshmemi_route(sig_addr, pe, sizeof(uint64_t), "gshmemx_signal_op");
     uint64_t *sp = gshmemi_at(sig_addr, slot);
     if ((unsigned)sig_op > GSHMEM_SIGNAL_ADD) gshmemi_bad_sig_op("gshmemx_signal_op", sig_op);
-    if (GSHMEM_REMOTE && slot < 0) return gshmemi_remote_signal(sig_addr, signal, sig_op, pe, "gshmemx_signal_op");
+    if (GSHMEMI_ROUTED && slot < 0) return gshmemi_remote_signal(sig_addr, signal, sig_op, pe, "gshmemx_signal_op");
     gshmemi_signal_relaxed(sp, signal, sig_op);
 }
 

@@ -10,14 +10,22 @@
 #include <stdio.h>
 
 #include "gshmem/proxy_desc.h"
+#include "gshmem/types.h"
 
-/* Device calls to PEs of other nodes (the proxy ring) are compiled into a translation unit
- * that defines GSHMEM_REMOTE=1 before including gshmem.h. Without it a device call to a
- * remote PE stops with a message saying so, and the load/store paths are exactly what they
- * were (the out-of-line remote branch still costs registers and a reconvergence barrier in
- * polling loops: docs/design.md, "Device routing"). Host calls reach every PE either way. */
-#ifndef GSHMEM_REMOTE
-#define GSHMEM_REMOTE 0
+/* Routes. A device call reaches any PE: the state's route of a PE is its window slot (>= 0)
+ * when this GPU reaches it by load/store (NVLink, PCIe, the same GPU), else a channel kind:
+ * GSHMEMI_ROUTE_PROXY, this PE's proxy ring (the remote branch, gshmem/device/remote.h), or
+ * GSHMEMI_ROUTE_NIC, a NIC queue. Nothing needs defining for it; the remote branch costs the
+ * load/store paths nothing (docs/design.md, "Device routing").
+ * A translation unit that defines GSHMEM_LOAD_STORE_ONLY before including gshmem.h opts out:
+ * its device calls have no remote branch, and one that meets a remote PE ends the job with a
+ * message naming the call, the PE and the setting. */
+#define GSHMEMI_ROUTE_PROXY (-1)
+#define GSHMEMI_ROUTE_NIC (-2)
+#ifdef GSHMEM_LOAD_STORE_ONLY
+#define GSHMEMI_ROUTED 0
+#else
+#define GSHMEMI_ROUTED 1
 #endif
 
 #define GSHMEMI_STATE_LAYOUT 4u
@@ -72,7 +80,7 @@ typedef struct gshmemi_device_state {
     char *heap_base;           /* symmetric heap base B, identical on all PEs */
     uint64_t heap_window;      /* W: peer in window slot s is at addr + s * W */
     uint64_t heap_mapped;      /* bytes mapped (valid symmetric range is [B, B+mapped)) */
-    const int16_t *pe_slot;    /* [npes] window slot, -1 = not reachable by load/store */
+    const int16_t *pe_slot;    /* [npes] route: window slot, or GSHMEMI_ROUTE_* (remote) */
     uint64_t *sync_flags;      /* symmetric [npes]: barrier arrival epochs */
     uint64_t *sync_epoch;      /* symmetric: this PE's barrier count */
     uint64_t wait_timeout_ns;  /* device waits give up after this (0 = never) */
@@ -163,17 +171,18 @@ static __device__ __noinline__ void gshmemi_bad_pe_msg(const char *call, int pe)
 }
 GSHMEMI_REPORTER(gshmemi_bad_pe, (const char *call, int pe), (call, pe))
 static __device__ __noinline__ void gshmemi_unreachable_pe_msg(const char *call, int pe) {
-    if (gshmemi_dstate.chan.slots && !GSHMEM_REMOTE)
-        GSHMEMI_DEVICE_MSG("%s: PE %d is on another node than PE %d: compile this translation unit "
-                           "with -DGSHMEM_REMOTE=1 for device calls to other nodes (docs/api.md)",
+    if (!GSHMEMI_ROUTED)
+        GSHMEMI_DEVICE_MSG("%s: PE %d is on another node than PE %d, and this translation unit was "
+                           "built with GSHMEM_LOAD_STORE_ONLY (device calls to load/store peers "
+                           "only): build it without that macro to reach every PE (docs/api.md)",
                            call, pe, gshmemi_dstate.mype);
     else if (gshmemi_dstate.chan.slots)
         GSHMEMI_DEVICE_MSG("%s: PE %d is on another node than PE %d, and this call has no remote "
-                           "form yet (collectives across nodes: docs/api.md)", call, pe,
-                           gshmemi_dstate.mype);
+                           "form (docs/api.md, \"Across nodes\")", call, pe, gshmemi_dstate.mype);
     else
         GSHMEMI_DEVICE_MSG("%s: PE %d is not reachable by load/store from PE %d and no remote "
-                           "transport serves it", call, pe, gshmemi_dstate.mype);
+                           "transport serves it (gshmem-info --check says which transports this "
+                           "build and machine have)", call, pe, gshmemi_dstate.mype);
 }
 GSHMEMI_REPORTER(gshmemi_unreachable_pe, (const char *call, int pe), (call, pe))
 static __device__ __noinline__ void gshmemi_bad_addr_msg(const char *call, const void *p, size_t n) {
@@ -216,9 +225,9 @@ static __device__ __forceinline__ T *gshmemi_peer_known(T *p, int pe, const char
     return (T *)((char *)p + (size_t)slot * s->heap_window);
 }
 
-/* The window slot through which this GPU reaches symmetric object `p` on PE `pe`, or -1 when
- * `pe` is remote (no load/store path): the caller then takes its out-of-line remote branch
- * (gshmem/device/remote.h). The callers branch on the slot itself, not on a NULL address
+/* The route to symmetric object `p` on PE `pe`: the window slot through which this GPU reaches
+ * it, or a negative channel kind when `pe` is remote (no load/store path): the caller then
+ * takes its out-of-line remote branch (gshmem/device/remote.h). The callers branch on the slot itself, not on a NULL address
  * made from it: that keeps the load/store path to the instructions it had before remote PEs
  * existed (tools/sass_compare.sh). Every check (state version, PE range, and with
  * GSHMEM_DEBUG=2 the heap range) is computed from independent constant loads and tested by
@@ -233,7 +242,7 @@ static __device__ __forceinline__ int gshmemi_route(const T *p, int pe, size_t n
                ((s->debug >= 2) & out);
     if (bad) gshmemi_bad_call(call, pe, p, n);
     int slot = gshmemi_slot_of(s, pe);
-    if (!GSHMEM_REMOTE && slot < 0) gshmemi_unreachable_pe(call, pe);
+    if (!GSHMEMI_ROUTED && slot < 0) gshmemi_unreachable_pe(call, pe);
     return slot;
 }
 /* p as seen through window slot `slot` (>= 0). */

@@ -17,7 +17,7 @@
 /* With remote PEs (a ring exists) quiet also waits for the ring and fence posts a FENCE
  * descriptor: one constant load and a branch when the job has none. */
 GSHMEMI_DEV void gshmemi_quiet_remote_part(const char *call) {
-    if (GSHMEM_REMOTE && gshmemi_dstate.chan.slots) gshmemi_remote_quiet(call);
+    if (GSHMEMI_ROUTED && gshmemi_dstate.chan.slots) gshmemi_remote_quiet(call);
 }
 GSHMEMI_DEV void gshmemi_dev_quiet(void) {
     gshmemi_fence_acq_rel_sys();
@@ -25,7 +25,7 @@ GSHMEMI_DEV void gshmemi_dev_quiet(void) {
 }
 GSHMEMI_DEV void gshmemi_dev_fence(void) {
     gshmemi_fence_acq_rel_sys();
-    if (GSHMEM_REMOTE && gshmemi_dstate.chan.slots) gshmemi_remote_fence("gshmem_fence");
+    if (GSHMEMI_ROUTED && gshmemi_dstate.chan.slots) gshmemi_remote_fence("gshmem_fence");
 }
 GSHMEMI_DEV void gshmemx_quiet_warp(void) {
     __syncwarp();
@@ -307,36 +307,52 @@ GSHMEMI_DEV void gshmemi_dev_pe_quiet(const int *target_pes, size_t npes) {
  * completes, which a stream-ordered launch waits for, and so does griddepcontrol.wait under
  * programmatic dependent launch (gshmemi_pdl_enter; "completed, and all memory operations
  * performed and made visible"). The fence (0.59 us on H200) would order nothing more. */
-/* The count round of a job with remote PEs (out of line): the leader first quiets the ring
- * (every earlier remote operation complete: the round is also a quiet), then each member's
- * cell is bumped: by a load/store reduction, or on another node by a SIGNAL SET of my new
- * count. Only I write my cell in any row, so setting it to my count is the same as adding 1,
- * and a SET is applied at the target without an SM (a stream memory operation), so arrivals
- * land even while the target's kernels fill its GPU share. */
-template <class S, class Cell>
+/* The count round of a job with remote PEs (out of line), run by the group's leader alone
+ * after the group gathered: it fences (cumulative: the group's stores precede it) and quiets the
+ * ring (every earlier remote operation complete: the round is also a quiet), then bumps my cell
+ * of every member: a load/store reduction, or on another node a SIGNAL SET of my new count. Only
+ * I write my cell in any row, so setting it to my count is the same as adding 1, and a SET is
+ * applied at the target without an SM (a stream memory operation), so arrivals land even while
+ * the target's kernels fill its GPU share. Then it waits for every member's cell of my row, one
+ * after the other. One thread, so its loops and branches are uniform by construction (ptx.h);
+ * the remote SET of a member that is not remote is a NOP descriptor that is never posted. */
+template <class Cell>
 GSHMEMI_REMOTE void gshmemi_count_round_remote(int m, int me, uint64_t *count, const uint64_t *row,
                                                Cell cell, const char *call) {
-    const int rank = (int)S::rank(), size = (int)S::size();
+    const gshmemi_device_state *s = &gshmemi_dstate;
+    const unsigned lanes = gshmemi_lanes();
     gshmemi_fence_acq_rel_sys();
-    uint64_t e = 0;
-    if (rank == 0) {
-        gshmemi_remote_quiet(call);
-        e = *(volatile uint64_t *)count + 1;
-        *(volatile uint64_t *)count = e;
-    }
-    e = S::bcast0(e);
-    S::sync();
-    for (int j = rank; j < m; j += size) {
-        if (j == me) continue;
+    gshmemi_remote_quiet_to(gshmemi_remote_mark(), call);
+    const uint64_t e = *(volatile uint64_t *)count + 1;
+    *(volatile uint64_t *)count = e;
+    int j = 0;
+    GSHMEMI_WHILE_ANY(lanes, j < m) {
+        const bool other = j != me;
         uint64_t *sym = cell.sym(j);
-        int pe = cell.pe(j);
-        uint64_t *p = gshmemi_peer(sym, pe, sizeof(uint64_t), call);
-        if (p) asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;" ::"l"(p) : "memory");
-        else gshmemi_remote_signal(sym, e, GSHMEM_SIGNAL_SET, pe, call);
+        const int pe = cell.pe(j);
+        const int slot = gshmemi_slot_of(s, pe);
+        gshmemi_red_add_sys_if(other && slot >= 0, gshmemi_at(sym, slot < 0 ? 0 : slot), 1);
+        if (gshmemi_uniform(lanes, other && slot < 0)) {
+            gshmem_proxy_desc d = gshmemi_rdesc(other && slot < 0 ? GSHMEM_PROXY_OP_SIGNAL : GSHMEM_PROXY_OP_NOP,
+                                                pe, 8, sym, e);
+            d.amo = (uint8_t)GSHMEM_SIGNAL_SET;
+            gshmemi_remote_op<GSHMEMI_RWAIT_NONE>(d, call);
+        }
+        j++;
     }
-    for (int j = rank; j < m; j += size)
-        if (j != me) gshmemi_wait(row + j, GSHMEM_CMP_GE, e, call);
-    S::sync();
+    const uint64_t t0 = s->wait_timeout_ns ? gshmemi_globaltimer() : 0;
+    unsigned spin = 0;
+    j = 0;
+    GSHMEMI_WHILE_ANY(lanes, j < m) {   /* my row: member j's cell reached my count */
+        const uint64_t cur = gshmemi_ld_acquire_if(j != me, row + j, e);
+        const bool ok = cur >= e;
+        j += ok;
+        spin = ok ? 0 : spin + 1;
+        const uint64_t now = (spin & 255) == 0 && t0 ? gshmemi_globaltimer() : t0;
+        if (now - t0 > s->wait_timeout_ns && t0)
+            gshmemi_wait_expired(call, row + j, GSHMEM_CMP_GE, (unsigned long long)e, (unsigned long long)cur,
+                                 (now - t0) * 1e-9);
+    }
 }
 
 /* The count round over members all reached by load/store (every round of a one-node job; the
@@ -370,8 +386,11 @@ GSHMEMI_DEV void gshmemi_count_round_ls(int m, int me, uint64_t *count, const ui
 template <class S, bool FENCE = true, class Cell>
 GSHMEMI_DEV void gshmemi_count_round(int m, int me, uint64_t *count, const uint64_t *row,
                                      const Cell &cell, const char *call) {
-    if (GSHMEM_REMOTE && gshmemi_dstate.chan.slots)
-        return gshmemi_count_round_remote<S, Cell>(m, me, count, row, cell, call);
+    if (GSHMEMI_ROUTED && gshmemi_dstate.chan.slots) {
+        if (S::rank() == 0) gshmemi_count_round_remote<Cell>(m, me, count, row, cell, call);
+        S::sync();
+        return;
+    }
     gshmemi_count_round_ls<S, FENCE>(m, me, count, row, cell, call);
 }
 

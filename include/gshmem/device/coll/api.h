@@ -1,5 +1,5 @@
 /* The collectives' entry points by team handle (one-node algorithms, or the cross-node ones
- * in GSHMEM_REMOTE=1 units) and the public device names, generated per scope and type from the
+ * for teams that span nodes) and the public device names, generated per scope and type from the
  * lists of gshmem/types.h. */
 #ifndef GSHMEM_DEVICE_COLL_API_H
 #define GSHMEM_DEVICE_COLL_API_H
@@ -7,19 +7,19 @@
 #include "reduce.h"
 #include "move.h"
 
-#if GSHMEM_REMOTE
+#if GSHMEMI_ROUTED
 #include "xnode.h"
 #endif
 
 /* Entry points by team handle (the on-stream kernels pass the host's copy of the entry
  * instead: no dependent loads from the team table before the first flag). A team whose
- * members span nodes takes the cross-node algorithms where this unit has device calls to
- * other nodes (GSHMEM_REMOTE=1); elsewhere the entry check stops it with a message. */
+ * members span nodes takes the cross-node algorithms (in a GSHMEM_LOAD_STORE_ONLY unit the entry
+ * check stops it with a message instead). */
 template <class T, int OP, class S, int U = 1>
 GSHMEMI_DEV void gshmemi_reduce(int team, int what, T *dest, const T *src, size_t n, int c,
                                 int nch, const char *call) {
     const gshmemi_team *t = gshmemi_team_member(team, call);
-#if GSHMEM_REMOTE
+#if GSHMEMI_ROUTED
     if (t->remote) return gshmemi_xnode_reduce<T, OP, S>(t, team, what, dest, src, n, GSHMEMI_XNODE_AUTO, call);
 #endif
     gshmemi_reduce_t<T, OP, S, U>(t, team, what, dest, src, n, c, nch, call);
@@ -29,9 +29,9 @@ GSHMEMI_DEV void gshmemi_move(int team, int what, void *dest, const void *src, s
                               size_t es, int root, ptrdiff_t dst, ptrdiff_t sst, int c, int nch,
                               const char *call) {
     const gshmemi_team *t = gshmemi_team_member(team, call);
-#if GSHMEM_REMOTE
+#if GSHMEMI_ROUTED
     if (t->remote)
-        return gshmemi_xnode_move<S>(t, team, what, dest, src, n, es, root, dst, sst, GSHMEMI_XNODE_AUTO, call);
+        return gshmemi_xnode_move<S, false>(t, team, what, dest, src, n, es, root, dst, sst, GSHMEMI_XNODE_AUTO, call);
 #endif
     gshmemi_move_t<S>(t, team, what, dest, src, n, es, root, dst, sst, c, nch, call);
 }

@@ -8,10 +8,10 @@
 
 /* ---- addressing ---------------------------------------------------------------------- */
 static __device__ __noinline__ void gshmemi_coll_unreachable(const char *call, int pe) {
-    GSHMEMI_DEVICE_FAIL("%s: team member PE %d is on another node than PE %d: device collectives "
-                        "on teams across nodes need this translation unit built with "
-                        "-DGSHMEM_REMOTE=1 (the host and on-stream forms work without it)", call, pe,
-                        gshmemi_dstate.mype);
+    GSHMEMI_DEVICE_FAIL("%s: team member PE %d is on another node than PE %d, and this translation "
+                        "unit was built with GSHMEM_LOAD_STORE_ONLY: build it without that macro "
+                        "for device collectives on teams across nodes (the host and on-stream "
+                        "forms work either way)", call, pe, gshmemi_dstate.mype);
 }
 static __device__ __noinline__ void gshmemi_coll_bad_buf(const char *call, const char *which,
                                                          const void *p, size_t n) {
@@ -103,10 +103,14 @@ GSHMEMI_DEV void gshmemi_sig_check(const gshmemi_team *t, int team, int c, uint6
 #define GSHMEMI_COLL_FN static __device__ __noinline__
 
 /* A team round, out of line for the two-round collectives: the inlined polling loops of a
- * kernel's several collectives took it to 90 registers (team_sync keeps its round inline). */
+ * kernel's several collectives took it to 90 registers (team_sync keeps its round inline).
+ * The one-node algorithms run only on teams whose members this GPU reaches by load/store, so
+ * their round is the load/store round alone: no remote branch, whose callees would raise the
+ * registers the one-node code may use around the call (coll/xnode.h has the routed round). */
 template <class S>
 GSHMEMI_COLL_FN void gshmemi_coll_round(const gshmemi_team *t, int c, const char *call) {
-    gshmemi_team_round<S>(t, c, call);
+    gshmemi_count_round_ls<S>(t->size, t->my_idx, t->epochs + c, t->flags + (size_t)c * t->size,
+                              gshmemi_team_cells{t, c, call}, call);
 }
 
 /* The arrival round on channel c, carrying the debug signature: the first round of every

@@ -3,8 +3,8 @@
  * team rounds, and never writes another member's memory, so no symmetric scratch is needed.
  * Data of other nodes lands in the team's landing buffer (`xtmp`, heap memory of this PE
  * alone) in chunks of xtmp_bytes / size per member. Reductions combine in member order (the
- * same bits as the one-node paths). Included by coll.h in translation units built with
- * GSHMEM_REMOTE=1 (the library's on-stream kernels, and user code that opts in); docs/collectives.md
+ * same bits as the one-node paths). Included by coll/api.h (not in GSHMEM_LOAD_STORE_ONLY
+ * units); docs/collectives.md
  * "Across nodes" says which algorithm runs and what it costs.
  *
  * Rounds (team.h; across nodes an arrival costs a SIGNAL SET through the proxy, and the leader
@@ -29,6 +29,7 @@
 #include "../sync.h"
 #include "reduce.h"
 #include "move.h"
+#include "xops.h"
 
 /* Whether member j is reached by load/store (else through the proxy). */
 GSHMEMI_DEV bool gshmemi_xnode_local(const gshmemi_team *t, int j) {
@@ -43,19 +44,51 @@ GSHMEMI_DEV void gshmemi_xnode_set(uint64_t *sym, uint64_t v, int pe, const char
     else gshmemi_remote_p(sym, v, 8, pe, call);
 }
 
+/* A plain copy for the cross-node algorithms, whose time is the network's: 16-byte vectors where
+ * both sides allow, no unrolling (few registers). */
+GSHMEMI_DEV void gshmemi_xnode_copy_plain(char *d, const char *s, size_t n, unsigned rank, unsigned size) {
+    size_t k = 0;
+    if ((((uintptr_t)d | (uintptr_t)s) & 15) == 0) {
+        const size_t nv = n / 16;
+        for (size_t v = rank; v < nv; v += size) ((int4 *)d)[v] = __ldcg((const int4 *)s + v);
+        k = nv * 16;
+    }
+    for (k += rank; k < n; k += size) d[k] = (char)__ldcg((const signed char *)s + k);
+}
+/* A group's nbi get and a copy, out of line and lean: the algorithms below keep only their own
+ * state in registers, and every kernel that may run them still launches with the block sizes
+ * docs/collectives.md promises (tests/unit/test_registers.sh). */
+template <class S>
+GSHMEMI_COLL_FN void gshmemi_xnode_get(void *dest, const void *src, size_t nbytes, int pe, const char *call) {
+    const int slot = gshmemi_route(src, pe, nbytes, call);
+    if (slot >= 0)
+        return gshmemi_xnode_copy_plain((char *)dest, (const char *)gshmemi_at(src, slot), nbytes, S::rank(), S::size());
+    S::sync();
+    if (S::rank() == 0)
+        gshmemi_remote_op_body<GSHMEMI_RWAIT_NONE>(
+            gshmemi_rdesc(GSHMEM_PROXY_OP_GET, pe, nbytes, src, (uint64_t)(uintptr_t)dest), call);
+    S::sync();
+}
+GSHMEMI_COLL_FN void gshmemi_xnode_copy(void *dest, const void *src, size_t nbytes, unsigned rank, unsigned size) {
+    gshmemi_xnode_copy_plain((char *)dest, (const char *)src, nbytes, rank, size);
+}
+
 /* The group's nbi gets complete: load/store copies by the group's threads (the barrier), the
  * proxy's by a quiet of the ring (acquire: the landed data is visible to the group after the
  * second barrier). */
 template <class S> GSHMEMI_DEV void gshmemi_xnode_quiet(const char *call) {
     S::sync();
-    if (S::rank() == 0) gshmemi_remote_quiet(call);
+    if (S::rank() == 0) gshmemi_remote_quiet_to(gshmemi_remote_mark(), call);
     S::sync();
 }
 
-/* A round on channel 0 (the team's only channel across nodes). */
+/* A round on channel 0 (the team's only channel across nodes), routed: members of other
+ * nodes are reached through the remote channel (sync.h). */
 template <class S> GSHMEMI_DEV void gshmemi_xnode_round(const gshmemi_team *t, const char *call) {
     S::sync();
-    gshmemi_coll_round<S>(t, 0, call);
+    if (S::rank() == 0)
+        gshmemi_count_round_remote(t->size, t->my_idx, t->epochs, t->flags, gshmemi_team_cells{t, 0, call}, call);
+    S::sync();
 }
 
 /* The arrival round, with the debug signature (GSHMEM_DEBUG >= 1): the leader writes
@@ -111,7 +144,7 @@ GSHMEMI_DEV void gshmemi_xnode_post(const gshmemi_team *t, const T *from, size_t
     for (int q = 1; q < m; q++) {
         int j = me + q < m ? me + q : me + q - m;
         if (j >= upto || gshmemi_xnode_local(t, j)) continue;
-        gshmemi_get<S, false>(tmp + (size_t)(q - 1) * ce, from + c0, (c1 - c0) * sizeof(T),
+        gshmemi_xnode_get<S>(tmp + (size_t)(q - 1) * ce, from + c0, (c1 - c0) * sizeof(T),
                               gshmemi_team_pe(t, j), call);
     }
 }
@@ -127,17 +160,14 @@ GSHMEMI_DEV void gshmemi_xnode_fetch(const gshmemi_team *t, const T *from, size_
 /* The ring's ticket after everything the group posted so far (meaningful in the leader). */
 template <class S> GSHMEMI_DEV uint64_t gshmemi_xnode_mark() {
     S::sync();
-    return gshmemi_ld_relaxed((const uint64_t *)gshmemi_dstate.chan.tail);
+    return gshmemi_remote_mark();
 }
 
 /* A partial quiet: every descriptor of the ring before ticket `tk` completed (what was posted
  * after it may still be in flight); acquire, so the landed data is visible to the group. */
 template <class S> GSHMEMI_DEV void gshmemi_xnode_wait_for(uint64_t tk, const char *call) {
     S::sync();
-    if (S::rank() == 0) {
-        int e = gshmemi_chan_wait_retired(gshmemi_dstate.chan, tk);
-        if (e) gshmemi_remote_error(call, -1, e);
-    }
+    if (S::rank() == 0) gshmemi_remote_quiet_to(tk, call);
     S::sync();
 }
 
@@ -163,7 +193,7 @@ GSHMEMI_DEV const char *gshmemi_xnode_push(const gshmemi_team *t, const void *sr
     const uint32_t f = (uint32_t)(k & 1);
     char *area = t->scratch + (size_t)f * (size_t)m * t->scratch_bytes;
     char *mine = area + (size_t)me * t->scratch_bytes;
-    gshmemi_copy_group<false>(mine, src, each ? (size_t)m * nb : nb, S::rank(), S::size());
+    gshmemi_xnode_copy(mine, src, each ? (size_t)m * nb : nb, S::rank(), S::size());
     uint64_t *sig = t->flags + (size_t)m + f;
     for (int q = 1; q < m; q++) {   /* (put_signal's group sync orders the copy before it) */
         int j = me + q < m ? me + q : me + q - m;
@@ -252,11 +282,11 @@ template <class T> struct gshmemi_in_nodes {
 
 /* The nodes' partials of [c0, c1) (mine in dest, the others' landed) combined in node order
  * into dest, in place (after the group's gets completed). */
-template <class T, int OP, class S, int U>
-GSHMEMI_DEV void gshmemi_xnode_combine_nodes(const gshmemi_team *t, T *dest, const T *tmp, int a, int N, size_t ce,
-                                             size_t c0, size_t c1) {
-    gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, U>(t, gshmemi_in_nodes<T>{dest, tmp, a, N, ce, c0}, dest, N, c0, c1,
-                                               S::rank(), S::size());
+template <class C, class S, int U>
+GSHMEMI_DEV void gshmemi_xnode_combine_nodes(typename C::T *dest, const typename C::T *tmp, int a, int N, size_t ce,
+                                             size_t c0, size_t c1, gshmemi_rk rk) {
+    typedef typename C::T T;
+    gshmemi_xcombine<C, U>(gshmemi_in_nodes<T>{dest, tmp, a, N, ce, c0}, dest, N, c0, c1, S::rank(), S::size(), rk);
     S::sync();
 }
 
@@ -270,9 +300,10 @@ GSHMEMI_DEV void gshmemi_xnode_combine_nodes(const gshmemi_team *t, T *dest, con
  * result from their owners: 2 (N-1)/N of a slice over the network instead of N-1 slices. (3) A
  * node round, the other slices by load/store from their owners on my node, a node round (a team
  * round after the pieces: the other nodes read mine). */
-template <class T, int OP, class S, int U>
-GSHMEMI_COLL_FN void gshmemi_xnode_hier_allreduce(const gshmemi_team *t, int team, T *dest, const T *src, size_t n,
-                                                  const char *call) {
+template <class C, class S, int U>
+GSHMEMI_COLL_FN void gshmemi_xnode_hier_allreduce(const gshmemi_team *t, int team, typename C::T *dest,
+                                                  const typename C::T *src, size_t n, gshmemi_rk rk, const char *call) {
+    typedef typename C::T T;
     const gshmemi_xnode_place x(t);
     const int L = x.L, N = x.N, a = x.a, l = x.l, base = x.base;
     constexpr size_t G = 16 / sizeof(T);
@@ -280,20 +311,20 @@ GSHMEMI_COLL_FN void gshmemi_xnode_hier_allreduce(const gshmemi_team *t, int tea
     const size_t ce = gshmemi_xnode_chunk(t, sizeof(T), N - 1);
     if (ce == 0) gshmemi_xnode_no_tmp(call, team, t->size);
     T *tmp = (T *)t->xtmp;
-    gshmemi_xnode_arrive<S>(t, team, gshmemi_sig(100 + GSHMEMI_COLL_REDUCE, sizeof(T), OP, n, 0), call);
+    gshmemi_xnode_arrive<S>(t, team, gshmemi_sig(100 + GSHMEMI_COLL_REDUCE, sizeof(T), rk.op, n, 0), call);
     size_t lo, hi;
     gshmemi_slice(n, l, L, G, &lo, &hi);
-    gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, U>(t, gshmemi_in_node<T>{t, src, base}, dest, L, lo, hi, r, z);
+    gshmemi_xcombine<C, U>(gshmemi_in_node<T>{t, src, base}, dest, L, lo, hi, r, z, rk);
     gshmemi_xnode_round<S>(t, call);   /* every partial in its owner's dest */
     if (N == 2) {
         const int other = (1 - a) * L + l;
         const size_t chunks = (gshmemi_slice_per(n, L, G) + ce - 1) / ce;   /* the same at every member */
         for (size_t i = 0; i < chunks; i++) {
             const size_t c0 = lo + i * ce < hi ? lo + i * ce : hi, c1 = c0 + ce < hi ? c0 + ce : hi;
-            if (c1 > c0) gshmemi_get<S, false>(tmp, dest + c0, (c1 - c0) * sizeof(T), gshmemi_team_pe(t, other), call);
+            if (c1 > c0) gshmemi_xnode_get<S>(tmp, dest + c0, (c1 - c0) * sizeof(T), gshmemi_team_pe(t, other), call);
             /* its quiet completes my get; its arrivals say the other node's get of mine did */
             gshmemi_xnode_round<S>(t, call);
-            gshmemi_xnode_combine_nodes<T, OP, S, U>(t, dest, tmp, a, N, ce, c0, c1);
+            gshmemi_xnode_combine_nodes<C, S, U>(dest, tmp, a, N, ce, c0, c1, rk);
         }
     } else {
         size_t plo, phi;   /* my piece of slice l */
@@ -303,10 +334,10 @@ GSHMEMI_COLL_FN void gshmemi_xnode_hier_allreduce(const gshmemi_team *t, int tea
         for (size_t c0 = plo; c0 < phi; c0 += ce) {   /* no team round inside: counts may differ */
             const size_t c1 = c0 + ce < phi ? c0 + ce : phi;
             for (int s = 1; s < N; s++)
-                gshmemi_get<S, false>(tmp + (size_t)(s - 1) * ce, dest + c0, (c1 - c0) * sizeof(T),
+                gshmemi_xnode_get<S>(tmp + (size_t)(s - 1) * ce, dest + c0, (c1 - c0) * sizeof(T),
                                       gshmemi_team_pe(t, (a - s + N) % N * L + l), call);
             gshmemi_xnode_quiet<S>(call);
-            gshmemi_xnode_combine_nodes<T, OP, S, U>(t, dest, tmp, a, N, ce, c0, c1);
+            gshmemi_xnode_combine_nodes<C, S, U>(dest, tmp, a, N, ce, c0, c1, rk);
         }
         gshmemi_xnode_round<S>(t, call);   /* every piece of the result in its owner's dest */
         for (int s = 1; s < N; s++) {
@@ -314,7 +345,7 @@ GSHMEMI_COLL_FN void gshmemi_xnode_hier_allreduce(const gshmemi_team *t, int tea
             size_t blo, bhi;
             gshmemi_slice(hi - lo, b, N, G, &blo, &bhi);
             if (bhi > blo)
-                gshmemi_get<S, false>(dest + lo + blo, dest + lo + blo, (bhi - blo) * sizeof(T),
+                gshmemi_xnode_get<S>(dest + lo + blo, dest + lo + blo, (bhi - blo) * sizeof(T),
                                       gshmemi_team_pe(t, b * L + l), call);
         }
         gshmemi_xnode_quiet<S>(call);
@@ -325,7 +356,7 @@ GSHMEMI_COLL_FN void gshmemi_xnode_hier_allreduce(const gshmemi_team *t, int tea
         size_t jlo, jhi;
         gshmemi_slice(n, li, L, G, &jlo, &jhi);
         if (jhi > jlo)
-            gshmemi_copy_group<false>(dest + jlo, gshmemi_at(dest, gshmemi_member_off(t, base + li)) + jlo,
+            gshmemi_xnode_copy(dest + jlo, gshmemi_at(dest, gshmemi_member_off(t, base + li)) + jlo,
                                       (jhi - jlo) * sizeof(T), r, z);
     }
     /* my node finished reading my source and dest (and, past two nodes, the others my piece) */
@@ -338,31 +369,33 @@ GSHMEMI_COLL_FN void gshmemi_xnode_hier_allreduce(const gshmemi_team *t, int tea
  * block that (a - s, l) made for me, a team round; then my node's own partial goes into dest and
  * the N partials are combined in node order. Chunked by the landing buffer (the same count at
  * every member: the blocks are alike); a node round at the end (my node read my source). */
-template <class T, int OP, class S, int U>
-GSHMEMI_COLL_FN void gshmemi_xnode_hier_reducescatter(const gshmemi_team *t, int team, T *dest, const T *src,
-                                                      size_t n, const char *call) {
+template <class C, class S, int U>
+GSHMEMI_COLL_FN void gshmemi_xnode_hier_reducescatter(const gshmemi_team *t, int team, typename C::T *dest,
+                                                      const typename C::T *src, size_t n, gshmemi_rk rk,
+                                                      const char *call) {
+    typedef typename C::T T;
     const gshmemi_xnode_place x(t);
     const int L = x.L, N = x.N, a = x.a, l = x.l, base = x.base, me = t->my_idx;
     const unsigned r = S::rank(), z = S::size();
     const size_t ce = gshmemi_xnode_chunk(t, sizeof(T), N - 1);
     if (ce == 0) gshmemi_xnode_no_tmp(call, team, t->size);
     T *tmp = (T *)t->xtmp;
-    gshmemi_xnode_arrive<S>(t, team, gshmemi_sig(100 + GSHMEMI_COLL_REDUCESCATTER, sizeof(T), OP, n, 0), call);
+    gshmemi_xnode_arrive<S>(t, team, gshmemi_sig(100 + GSHMEMI_COLL_REDUCESCATTER, sizeof(T), rk.op, n, 0), call);
     for (size_t c0 = 0; c0 < n; c0 += ce) {
         const size_t c1 = c0 + ce < n ? c0 + ce : n;
         for (int s = 1; s < N; s++) {
             const int to = (a + s) % N * L + l;   /* who fetches this step's partial from me */
-            gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, U>(t, gshmemi_in_node<T>{t, src + (size_t)to * n, base}, dest, L,
-                                                       c0, c1, r, z);
+            gshmemi_xcombine<C, U>(gshmemi_in_node<T>{t, src + (size_t)to * n, base}, dest, L,
+                                                       c0, c1, r, z, rk);
             gshmemi_xnode_round<S>(t, call);
-            gshmemi_get<S, false>(tmp + (size_t)(s - 1) * ce, dest + c0, (c1 - c0) * sizeof(T),
+            gshmemi_xnode_get<S>(tmp + (size_t)(s - 1) * ce, dest + c0, (c1 - c0) * sizeof(T),
                                   gshmemi_team_pe(t, (a - s + N) % N * L + l), call);
             gshmemi_xnode_round<S>(t, call);   /* mine was fetched: dest is free again */
         }
-        gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, U>(t, gshmemi_in_node<T>{t, src + (size_t)me * n, base}, dest, L, c0,
-                                                   c1, r, z);
+        gshmemi_xcombine<C, U>(gshmemi_in_node<T>{t, src + (size_t)me * n, base}, dest, L, c0,
+                                                   c1, r, z, rk);
         S::sync();
-        gshmemi_xnode_combine_nodes<T, OP, S, U>(t, dest, tmp, a, N, ce, c0, c1);
+        gshmemi_xnode_combine_nodes<C, S, U>(dest, tmp, a, N, ce, c0, c1, rk);
     }
     gshmemi_xnode_node_round<S>(t, call);
 }
@@ -370,9 +403,11 @@ GSHMEMI_COLL_FN void gshmemi_xnode_hier_reducescatter(const gshmemi_team *t, int
 /* Reductions: what = REDUCE (all-reduce: reduce-scatter by owner blocks, then every member
  * reads every block), REDUCESCATTER (member k's dest = the combine of block k of every source),
  * INSCAN / EXSCAN (sum over members <= k / < k; exscan's member 0 gets zeros). */
-template <class T, int OP, class S, int U = 1>
-GSHMEMI_COLL_FN void gshmemi_xnode_reduce(const gshmemi_team *t, int team, int what, T *dest,
-                                          const T *src, size_t n, int algo, const char *call) {
+template <class C, class S, int U = 1, bool FULL = true>
+GSHMEMI_COLL_FN void gshmemi_xnode_reduce_c(const gshmemi_team *t, int team, int what, typename C::T *dest,
+                                            const typename C::T *src, size_t n, int algo, gshmemi_rk rk,
+                                            const char *call) {
+    typedef typename C::T T;
     const int m = t->size, me = t->my_idx;
     constexpr size_t G = 16 / sizeof(T);
     const size_t ce = gshmemi_xnode_chunk(t, sizeof(T), m);
@@ -383,17 +418,18 @@ GSHMEMI_COLL_FN void gshmemi_xnode_reduce(const gshmemi_team *t, int team, int w
      * member j (its whole source is staged: m blocks) */
     const bool each = what == GSHMEMI_COLL_REDUCESCATTER;
     if (algo == GSHMEMI_XNODE_AUTO) algo = gshmemi_xnode_reduce_algo(t, what, n * sizeof(T), gshmemi_dstate.debug);
-    if (algo == GSHMEMI_XNODE_PUSH) {
+    if (!FULL) algo = GSHMEMI_XNODE_PULL;
+    if (FULL && algo == GSHMEMI_XNODE_PUSH) {
         const char *area = gshmemi_xnode_push<S>(t, src, n * sizeof(T), each, call);
         gshmemi_in_slots<T> x{(const T *)area, t->scratch_bytes / sizeof(T), me, each ? (size_t)me * n : 0};
-        gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, 1>(t, x, dest, m, 0, n, S::rank(), S::size());
+        gshmemi_xcombine<C, 1>(x, dest, m, 0, n, S::rank(), S::size(), rk);
         S::sync();
         return;
     }
-    if (algo == GSHMEMI_XNODE_HIER)
-        return each ? gshmemi_xnode_hier_reducescatter<T, OP, S, U>(t, team, dest, src, n, call)
-                    : gshmemi_xnode_hier_allreduce<T, OP, S, U>(t, team, dest, src, n, call);
-    gshmemi_xnode_arrive<S>(t, team, gshmemi_sig(100 + what, sizeof(T), OP, n, 0), call);
+    if (FULL && algo == GSHMEMI_XNODE_HIER)
+        return each ? gshmemi_xnode_hier_reducescatter<C, S, U>(t, team, dest, src, n, rk, call)
+                    : gshmemi_xnode_hier_allreduce<C, S, U>(t, team, dest, src, n, rk, call);
+    gshmemi_xnode_arrive<S>(t, team, gshmemi_sig(100 + what, sizeof(T), rk.op, n, 0), call);
     const bool rs = what == GSHMEMI_COLL_REDUCESCATTER;
     const bool scan = what == GSHMEMI_COLL_INSCAN || what == GSHMEMI_COLL_EXSCAN;
     /* my range of the source and where its result goes (dest + k - out0) */
@@ -411,7 +447,7 @@ GSHMEMI_COLL_FN void gshmemi_xnode_reduce(const gshmemi_team *t, int team, int w
      * ticket) and combined, so the network never idles between chunks; chunk i + 2 reuses chunk
      * i's half only after its combine (the group sync ending each step). */
     const size_t ch = ce / 2 / G * G;
-    if (!park && ch && hi - lo > ce) {
+    if (FULL && !park && ch && hi - lo > ce) {
         T *half[2] = {(T *)t->xtmp, (T *)t->xtmp + (size_t)m * ch};
         size_t c0 = lo, c1 = lo + ch < hi ? lo + ch : hi;
         gshmemi_xnode_post<T, S>(t, in, c0, c1, ch, upto, half[0], call);
@@ -425,7 +461,7 @@ GSHMEMI_COLL_FN void gshmemi_xnode_reduce(const gshmemi_team *t, int team, int w
             }
             gshmemi_xnode_wait_for<S>(tk, call);
             gshmemi_in_xnode<T> x{t, in, half[h], c0, ch};
-            gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, U>(t, x, dest, upto, c0, c1, S::rank(), S::size());
+            gshmemi_xcombine<C, U>(x, dest, upto, c0, c1, S::rank(), S::size(), rk);
             S::sync();
             c0 = n0;
             c1 = n1;
@@ -442,7 +478,7 @@ GSHMEMI_COLL_FN void gshmemi_xnode_reduce(const gshmemi_team *t, int team, int w
         } else {
             /* c0 and the slots are 16-byte multiples: vectors where dest and source allow */
             gshmemi_in_xnode<T> x{t, in, (const T *)t->xtmp, c0, ce};
-            gshmemi_combine<T, OP, GSHMEMI_OUT_OWN, U>(t, x, out, upto, c0, c1, S::rank(), S::size());
+            gshmemi_xcombine<C, U>(x, out, upto, c0, c1, S::rank(), S::size(), rk);
         }
         S::sync();
         if (park) {
@@ -458,11 +494,21 @@ GSHMEMI_COLL_FN void gshmemi_xnode_reduce(const gshmemi_team *t, int team, int w
             size_t jlo, jhi;
             gshmemi_slice(n, j, m, G, &jlo, &jhi);
             if (jhi > jlo)
-                gshmemi_get<S, false>(dest + jlo, dest + jlo, (jhi - jlo) * sizeof(T), gshmemi_team_pe(t, j), call);
+                gshmemi_xnode_get<S>(dest + jlo, dest + jlo, (jhi - jlo) * sizeof(T), gshmemi_team_pe(t, j), call);
         }
         gshmemi_xnode_quiet<S>(call);
     }
     gshmemi_xnode_round<S>(t, call);
+}
+
+/* A reduction of element type T with operator OP across nodes: its storage class's algorithms
+ * with the operator at run time (xops.h). */
+template <class T, int OP, class S, int U = 1>
+GSHMEMI_DEV void gshmemi_xnode_reduce(const gshmemi_team *t, int team, int what, T *dest, const T *src, size_t n,
+                                      int algo, const char *call) {
+    typedef typename gshmemi_xc_of<T>::C C;
+    gshmemi_xnode_reduce_c<C, S, U, false>(t, team, what, (typename C::T *)dest, (const typename C::T *)src, n, algo,
+                                    gshmemi_rk_of<T>(OP), call);
 }
 
 /* alltoalls: member j's block me (strided) into my block j, element size ES. */
@@ -488,16 +534,16 @@ GSHMEMI_COLL_FN void gshmemi_xnode_hier_fcollect(const gshmemi_team *t, int team
     gshmemi_xnode_arrive<S>(t, team, sig, call);
     for (int q = 1; q < N && nb; q++) {
         const int j = (a + q) % N * L + l;
-        gshmemi_get<S, false>(d + (size_t)j * nb, s, nb, gshmemi_team_pe(t, j), call);
+        gshmemi_xnode_get<S>(d + (size_t)j * nb, s, nb, gshmemi_team_pe(t, j), call);
     }
-    if (nb && d + (size_t)me * nb != s) gshmemi_copy_group<false>(d + (size_t)me * nb, s, nb, r, z);
+    if (nb && d + (size_t)me * nb != s) gshmemi_xnode_copy(d + (size_t)me * nb, s, nb, r, z);
     gshmemi_xnode_round<S>(t, call);   /* its quiet completes my gets */
     for (int i = 1; i < L; i++) {
         const int li = (l + i) % L;
         const char *from = gshmemi_at((const char *)d, gshmemi_member_off(t, base + li));
         for (int b = 0; b < N; b++) {
             const size_t at = (size_t)(b * L + li) * nb;
-            gshmemi_copy_group<false>(d + at, from + at, nb, r, z);
+            gshmemi_xnode_copy(d + at, from + at, nb, r, z);
         }
     }
     gshmemi_xnode_node_round<S>(t, call);
@@ -507,7 +553,7 @@ GSHMEMI_COLL_FN void gshmemi_xnode_hier_fcollect(const gshmemi_team *t, int team
  * root copies its own); fcollect/collect: member j's source to block j (collect: at the sum of
  * the counts of members before j, which each member stored in every member's vals before its
  * arrival); alltoall: member j's block me to block j; alltoalls: the same, strided. */
-template <class S>
+template <class S, bool FULL = true>
 GSHMEMI_COLL_FN void gshmemi_xnode_move(const gshmemi_team *t, int team, int what, void *dest,
                                         const void *src, size_t n, size_t es, int root, ptrdiff_t dst,
                                         ptrdiff_t sst, int algo, const char *call) {
@@ -522,16 +568,17 @@ GSHMEMI_COLL_FN void gshmemi_xnode_move(const gshmemi_team *t, int team, int wha
     /* push: fcollect sends its source to every member, alltoall block j of it to member j */
     const bool each = what == GSHMEMI_MOVE_ALLTOALL;
     if (algo == GSHMEMI_XNODE_AUTO) algo = gshmemi_xnode_move_algo(t, what, nb, gshmemi_dstate.debug);
-    if (algo == GSHMEMI_XNODE_PUSH) {
+    if (!FULL) algo = GSHMEMI_XNODE_PULL;
+    if (FULL && algo == GSHMEMI_XNODE_PUSH) {
         const char *area = gshmemi_xnode_push<S>(t, src, nb, each, call);
         for (int j = 0; j < m; j++)
-            gshmemi_copy_group<false>(d + (size_t)j * nb,
+            gshmemi_xnode_copy(d + (size_t)j * nb,
                                       area + (size_t)j * t->scratch_bytes + (j == me && each ? (size_t)me * nb : 0),
                                       nb, S::rank(), S::size());
         S::sync();
         return;
     }
-    if (algo == GSHMEMI_XNODE_HIER) {
+    if (FULL && algo == GSHMEMI_XNODE_HIER) {
         gshmemi_xnode_hier_fcollect<S>(t, team, gshmemi_move_sig(what, n, es, root, dst, sst), d, s, nb, call);
         return;
     }
@@ -552,7 +599,7 @@ GSHMEMI_COLL_FN void gshmemi_xnode_move(const gshmemi_team *t, int team, int wha
             int pe = gshmemi_team_pe(t, j);
             if (what == GSHMEMI_MOVE_BROADCAST) {
                 if (j != root) continue;
-                if (nb && (d != s || me != root)) gshmemi_get<S, false>(d, s, nb, pe, call);
+                if (nb && (d != s || me != root)) gshmemi_xnode_get<S>(d, s, nb, pe, call);
             } else if (what == GSHMEMI_MOVE_COLLECT) {
                 size_t at = 0, len = 0;
                 for (int i = 0; i <= j; i++) {
@@ -560,11 +607,11 @@ GSHMEMI_COLL_FN void gshmemi_xnode_move(const gshmemi_team *t, int team, int wha
                     if (i < j) at += c;
                     else len = c;
                 }
-                if (len && (d + at != s || j != me)) gshmemi_get<S, false>(d + at, s, len, pe, call);
+                if (len && (d + at != s || j != me)) gshmemi_xnode_get<S>(d + at, s, len, pe, call);
             } else {
                 const char *from = what == GSHMEMI_MOVE_ALLTOALL ? s + (size_t)me * nb : s;
                 if (nb && (d + (size_t)j * nb != from || j != me))
-                    gshmemi_get<S, false>(d + (size_t)j * nb, from, nb, pe, call);
+                    gshmemi_xnode_get<S>(d + (size_t)j * nb, from, nb, pe, call);
             }
         }
     }
