@@ -63,7 +63,7 @@ GSHMEMI_DEV uint64_t gshmemi_chan_seen(const uint64_t *seen) {
 
 /* One read of a counter's host word for the warp, by its first thread `lead` when `want`
  * (uniform) and `direct` (read without the gate) or the gate lets it; the value read raises
- * the GPU copy `seen`. Returns what the warp knows now (the copy, or the value read), the same
+ * the GPU copy `seen` (where the ring has GPU words). Returns what the warp knows now (the copy, or the value read), the same
  * in every thread; *read says whether the host word was read (then *err holds the ring's error
  * word as read after it, when `check_err`). */
 struct gshmemi_chan_poll {
@@ -81,7 +81,7 @@ GSHMEMI_DEV gshmemi_chan_poll gshmemi_chan_read(unsigned m, bool lead, bool want
     const bool gated = p && !direct && now >= nt && gshmemi_cas_if(p && !direct && now >= nt, next, nt, lease) == nt;
     const bool r = (p && direct) || gated;
     const uint64_t h = gshmemi_ld_acquire_if(r, host, known);
-    gshmemi_red_max_release_if(r, seen, h);
+    gshmemi_red_max_release_if(r && c.gpu_words, seen, h);   /* a ring without GPU words has no copy */
     const int e = gshmemi_chan_error_if(r && check_err, c);
     gshmemi_cas_if(gated, next, lease, gshmemi_globaltimer() + GSHMEMI_CHAN_POLL_NS);
     const unsigned src = (unsigned)(__ffs(m) - 1);
