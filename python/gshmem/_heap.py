@@ -10,7 +10,7 @@ import math
 import sys
 import warnings
 
-from . import _init, _lib
+from . import _init
 from ._lib import GshmemArgumentError, GshmemError, GshmemWarning
 from ._objects import check_dense, describe, view
 
@@ -147,6 +147,17 @@ def _torch(call):
     return torch
 
 
+def _as_tensor(torch, owner, call):
+    """The bytes of `owner` as a uint8 tensor on this PE's GPU, without a copy."""
+    try:
+        return torch.as_tensor(owner, device="cuda:%d" % _init.state.device)
+    except RuntimeError as e:
+        if "umpy" in str(e):
+            raise GshmemError("%s: torch reads __cuda_array_interface__ through numpy, which "
+                              "it cannot use here (%s): pip install numpy" % (call, e))
+        raise
+
+
 def tensor(shape, dtype=None):
     """A torch.Tensor of `shape` and `dtype` (default: torch's default dtype) on the
     symmetric heap: the same address on every PE, reachable by put/get/collectives and by
@@ -163,7 +174,7 @@ def tensor(shape, dtype=None):
     shape = _shape(shape, call)
     nbytes = math.prod(shape) * dtype.itemsize
     a = _allocate(nbytes, "symmetric tensor", call)
-    raw = torch.as_tensor(_Owner(a), device="cuda:%d" % _init.state.device)
+    raw = _as_tensor(torch, _Owner(a), call)
     t = raw[:nbytes].view(dtype).view(shape)
     a.storage = _storage_key(t)
     return t
@@ -284,7 +295,7 @@ def peer_tensor(t, pe):
     a = registry.holding(v.ptr)
     owner = _Owner(a, ptr=p, peer=True)
     owner.nbytes = v.nbytes
-    raw = torch.as_tensor(owner, device="cuda:%d" % _init.state.device)
+    raw = _as_tensor(torch, owner, call)
     return raw[:v.nbytes].view(t.dtype).view(t.shape)
 
 

@@ -40,8 +40,12 @@ def _torch_view(t):
     shape = tuple(t.shape)
     strides = None if contiguous else tuple(t.stride())
     itemsize = t.element_size()
-    return View(t, t.data_ptr(), t.numel() * itemsize, itemsize, dtype_name(t.dtype), dev,
-                contiguous, shape, strides, "torch")
+    numel = t.numel()
+    # an empty tensor's data_ptr() is 0: its place is where its storage says
+    ptr = t.data_ptr() if numel else (t.untyped_storage().data_ptr() +
+                                      t.storage_offset() * itemsize)
+    return View(t, ptr, numel * itemsize, itemsize, dtype_name(t.dtype), dev, contiguous,
+                shape, strides, "torch")
 
 
 def _cupy_view(a):

@@ -6,12 +6,10 @@ checkout when it is not installed, and one summary line per PE at the end of a G
 import os
 import sys
 
-import pytest
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 try:
-    import gshmem  # noqa: F401  (an installed package wins)
+    import gshmem  # noqa: F401 (an installed package wins)
 except ImportError:
     sys.path.insert(0, os.path.join(ROOT, "python"))
 
@@ -21,7 +19,6 @@ def pytest_configure(config):
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    import gshmem
     from gshmem import _init
     if not any(item.get_closest_marker("gpu") for item in getattr(config, "_gpu_items", [])):
         return
@@ -33,7 +30,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     n = os.environ.get("GSHMEM_NPES", str(_init.state.npes))
     terminalreporter.write_line("gshmem-pytest PE %s of %s: %d passed, %d failed, %d skipped"
                                 % (pe, n, count["passed"], count["failed"], count["skipped"]))
-    del gshmem
 
 
 def pytest_collection_modifyitems(config, items):
