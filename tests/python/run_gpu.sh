@@ -4,7 +4,8 @@
 # GPUs under CUDA MPS where there are fewer GPUs), and the Python examples at 2 PEs. The package
 # runs from the checkout (PYTHONPATH=python) over BUILD_DIR's libgshmem. Ends with one line:
 #   python tests: P passed, F failed (cpu 47/0, np2 75/0, np4 75/0, examples 2/0)
-# usage: tests/python/run_gpu.sh BUILD_DIR [PYTHON]
+# usage: tests/python/run_gpu.sh BUILD_DIR [PYTHON]       (PE counts: PY_NPES, default "2 4")
+# The timeouts (60 s CPU, 180 s per PE count, 60 s per example) keep a whole run under 10 min.
 # PYTHON: an interpreter with torch (and cupy for the cupy cases and the MoE example). Without
 # pytest there, wheels of pytest in ./.whl are installed into a scratch directory
 # (`pip download -d .whl pytest` on a machine with network).
@@ -47,7 +48,7 @@ count_pytest() {
 }
 
 echo "== python: CPU tests =="
-timeout -k 5 300 "$PY" -m pytest -q -p no:cacheprovider tests/python/test_cpu.py \
+timeout -k 5 60 "$PY" -m pytest -q -p no:cacheprovider tests/python/test_cpu.py \
   >"$LOGS/cpu.log" 2>&1
 rc=$?
 read -r p f < <(count_pytest "$LOGS/cpu.log")
@@ -56,11 +57,11 @@ tail -3 "$LOGS/cpu.log"
 pass=$((pass + p)); fail=$((fail + f)); parts+=("cpu $p/$f")
 
 # one pytest per PE: a test passes when it passed on every PE
-for np in 2 4; do
+for np in ${PY_NPES:-2 4}; do
   echo "== python: GPU tests at $np PEs =="
   log=$LOGS/gpu-np$np.log
-  timeout -k 10 1200 "$RUN" -n "$np" -t 1150 "$PY" -m pytest -q -p no:cacheprovider \
-    -o faulthandler_timeout=300 tests/python/test_gpu.py >"$log" 2>&1
+  timeout -k 10 180 "$RUN" -n "$np" -t 170 "$PY" -m pytest -q -p no:cacheprovider \
+    -o faulthandler_timeout=120 tests/python/test_gpu.py >"$log" 2>&1
   rc=$?
   lines=$(grep -E 'gshmem-pytest PE [0-9]+ of' "$log")
   echo "${lines:-no per-PE summary (exit $rc)}"
@@ -71,6 +72,7 @@ for np in 2 4; do
   # a PE that died before its summary, or a job that exited non-zero, is a failure
   { [ "$got" -lt "$np" ] || [ $rc -ne 0 ]; } && [ "$f" -eq 0 ] && f=1
   [ "$f" -gt 0 ] && grep -E '^(\[PE [0-9]+\] )?(FAILED|ERROR)|Error|error:' "$log" | head -20
+  [ "$got" -lt "$np" ] && tail -15 "$log" | sed 's/^/    /'
   pass=$((pass + p)); fail=$((fail + f)); parts+=("np$np $p/$f")
 done
 
@@ -78,7 +80,7 @@ echo "== python: examples at 2 PEs =="
 ep=0 ef=0
 for ex in allreduce.py moe_dispatch.py; do
   log=$LOGS/example-${ex%.py}.log
-  if timeout -k 10 300 "$RUN" -n 2 -t 280 "$PY" "examples/python/$ex" >"$log" 2>&1; then
+  if timeout -k 10 60 "$RUN" -n 2 -t 55 "$PY" "examples/python/$ex" >"$log" 2>&1; then
     ep=$((ep + 1)); echo "PASS $ex"; grep -E 'OK|module' "$log" | head -4 | sed 's/^/    /'
   else
     ef=$((ef + 1)); echo "FAIL $ex"; tail -15 "$log" | sed 's/^/    /'
