@@ -97,10 +97,13 @@ gshmemi_coll_plan gshmemi_plan_sync(const struct gshmemi_team *t) {
  * member (386 GB/s over NVLink on H200, against ~350 for SM stores; coll.c says how), except
  * on a stream being captured: the fork to the internal copy-engine stream would pull that
  * shared stream into the capture. Asked last: the capture query is a CUDA call. */
-static bool copy_engine(int what, size_t nb, void *stream) {
+static bool copy_engine(int what, int m, size_t nb, void *stream) {
     uint64_t min = gshmemi_cfg.COLL_CE_MIN;
     if (what != GSHMEMI_MOVE_BROADCAST && what != GSHMEMI_MOVE_FCOLLECT && what != GSHMEMI_MOVE_ALLTOALL)
         return false;
+    /* a broadcast on three members or more takes the scatter-allgather kernel (move.h), whose
+     * middle round the copy-engine path does not make */
+    if (what == GSHMEMI_MOVE_BROADCAST && m >= 3) return false;
     return min && nb >= min && !gshmemi_stream_capturing(stream);
 }
 
@@ -110,12 +113,13 @@ gshmemi_coll_plan gshmemi_plan_move(const struct gshmemi_team *t, int what, size
         return plan(GSHMEMI_ALGO_TWO_ROUND, gshmemi_place_cap_blocks(COLLECT_CHANNELS), MOVE_THREADS);
     if (gshmemi_move_has_oneshot(what) && gshmemi_oneshot_fits(t, nb))
         return oneshot(t, nb, nb, 16, 1, false, MOVE_THREADS);
-    /* traffic per PE: a broadcast's root writes every other member's copy; the others move
-       one block to (or from) every member */
+    /* traffic per PE: a broadcast's root writes every other member's copy (on three members or
+       more each member writes about the message once: scatter-allgather); the others move one
+       block to (or from) every member */
     size_t m = (size_t)t->size;
-    size_t traffic = what == GSHMEMI_MOVE_BROADCAST ? nb * (m - 1) : nb * m;
+    size_t traffic = what == GSHMEMI_MOVE_BROADCAST ? (m >= 3 ? nb : nb * (m - 1)) : nb * m;
     int nch = tworound_channels(traffic, MOVE_CHANNELS);
-    if (copy_engine(what, nb, stream)) return plan(GSHMEMI_ALGO_COPY_ENGINE, nch, MOVE_THREADS);
+    if (copy_engine(what, (int)m, nb, stream)) return plan(GSHMEMI_ALGO_COPY_ENGINE, nch, MOVE_THREADS);
     return plan(GSHMEMI_ALGO_TWO_ROUND, nch, MOVE_THREADS);
 }
 

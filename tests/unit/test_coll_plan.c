@@ -13,6 +13,8 @@
 #include <stdio.h>
 
 #include "gshmem/device/coll/rule.h"
+#include "config.h"
+#include "cuda_util.h"
 #include "placement.h"
 #include "../../src/team/plan.h"
 #include "unit.h"
@@ -101,7 +103,8 @@ static void check_move(const gshmemi_team *t, int what, size_t nb) {
         capturing = cap;
         capture_asked = 0;
         gshmemi_coll_plan p = gshmemi_plan_move(t, what, nb, NULL);
-        bool ce_family = what == GSHMEMI_MOVE_BROADCAST || what == GSHMEMI_MOVE_FCOLLECT ||
+        /* (a broadcast on three members or more takes the scatter-allgather kernel instead) */
+        bool ce_family = (what == GSHMEMI_MOVE_BROADCAST && t->size < 3) || what == GSHMEMI_MOVE_FCOLLECT ||
                          what == GSHMEMI_MOVE_ALLTOALL;
         bool ce_size = gshmemi_cfg.COLL_CE_MIN && nb >= gshmemi_cfg.COLL_CE_MIN &&
                        !gshmemi_oneshot_fits(t, nb);
