@@ -102,6 +102,7 @@ else
   run ring_mpirun 60 mpirun --allow-run-as-root --oversubscribe -np "$N" \
       -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS -x TORCH_SYMM_MEM_DISABLE_MULTICAST "$B/examples/ring"
 fi
+run nic_wqe 60 "$B/tests/gpu/test_nic_wqe"   # one process: the mlx5 work requests built on the GPU equal the host's
 
 echo "== misuse: clear message and non-zero status =="
 E="$B/tests/gpu/test_errors"
