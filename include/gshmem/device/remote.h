@@ -19,6 +19,8 @@
 #include "state.h"
 #include "copy.h"
 #include "chan_proxy.h"
+#include "chan_nic.h"
+#include "gshmem/nic_wqe.h"
 
 #define GSHMEMI_REMOTE static __device__ __noinline__
 
@@ -27,6 +29,23 @@ static __device__ __noinline__ void gshmemi_remote_error_msg(const char *call, i
                        "above names the operation and the peer)", call, pe, status);
 }
 GSHMEMI_REPORTER(gshmemi_remote_error, (const char *call, int pe, int status), (call, pe, status))
+
+static __device__ __forceinline__ gshmem_proxy_desc gshmemi_rdesc(int op, int pe, uint64_t size,
+                                                                  const void *raddr, uint64_t laddr) {
+    gshmem_proxy_desc d;
+    d.seq = 0;
+    d.op = (uint8_t)op;
+    d.amo = 0;
+    d.flags = 0;
+    d.pe = pe;
+    d.size = size;
+    d.raddr = (uint64_t)(uintptr_t)raddr;
+    d.laddr = laddr;
+    d.sig_addr = 0;
+    d.sig_value = 0;
+    d.ret = 0;
+    return d;
+}
 
 enum { GSHMEMI_RWAIT_NONE = 0, GSHMEMI_RWAIT_DONE = 1, GSHMEMI_RWAIT_VALUE = 2 };
 
@@ -58,36 +77,148 @@ template <int WAIT> GSHMEMI_DEV uint64_t gshmemi_proxy_op(gshmem_proxy_desc d, c
     return 0;
 }
 
+/* ---- the NIC channel ---------------------------------------------------------------------- */
+static __device__ __noinline__ void gshmemi_nic_error_msg(const char *call, int pe, const gshmem_proxy_desc &d,
+                                                          int syndrome) {
+    GSHMEMI_DEVICE_MSG("%s to PE %d: the NIC completed the request with an error (operation %d, remote "
+                       "address 0x%llx, %llu bytes, syndrome 0x%x; docs/ibgda.md, \"Errors\")", call, pe,
+                       d.op, (unsigned long long)d.raddr, (unsigned long long)d.size, syndrome);
+}
+GSHMEMI_REPORTER(gshmemi_nic_error, (const char *call, int pe, const gshmem_proxy_desc &d, int syndrome),
+                 (call, pe, d, syndrome))
+static __device__ __noinline__ void gshmemi_nic_bad_buf_msg(const char *call, int pe, uint64_t a, bool local) {
+    GSHMEMI_DEVICE_MSG("%s to PE %d: %s address 0x%llx is not in a registered part of the symmetric "
+                       "heap, and the NIC reaches registered memory only: pass memory from gshmem_malloc "
+                       "(docs/ibgda.md)", call, pe, local ? "the local buffer's" : "the remote",
+                       (unsigned long long)a);
+}
+GSHMEMI_REPORTER(gshmemi_nic_bad_buf, (const char *call, int pe, uint64_t a, bool local), (call, pe, a, local))
+
+/* Basic blocks d's work requests take. */
+GSHMEMI_DEV unsigned gshmemi_nic_bbs(const gshmem_proxy_desc &d) {
+    switch (d.op) {
+    case GSHMEM_PROXY_OP_AMO: return (unsigned)gshmemi_wqe_amo_bbs(d.amo, (uint32_t)d.size);
+    case GSHMEM_PROXY_OP_PUT_SIGNAL: return 2;   /* the data, then the signal (fenced) */
+    default: return 1;
+    }
+}
+
+/* The signal of a SIGNAL or PUT_SIGNAL as a work request at t: SET an 8-byte inline write, ADD a
+ * non-fetching add (its old value goes to this thread's fetch slot, unread). */
+GSHMEMI_DEV void gshmemi_nic_build_signal(const gshmem_nic_qp &q, uint64_t t, uint8_t flags, uint64_t sig,
+                                          uint32_t rkey, uint64_t value, int sig_op, uint64_t sink,
+                                          uint32_t sink_key) {
+    if (sig_op == GSHMEM_PROXY_SIG_SET)
+        gshmemi_wqe_put_inline(gshmemi_nic_slot(q, t), (uint16_t)t, q.qpn, flags, sig, rkey, &value, 8);
+    else
+        gshmemi_wqe_add(gshmemi_nic_slot(q, t), (uint16_t)t, q.qpn, flags, sig, rkey, sink, sink_key, 8, value);
+}
+
+/* Posts d to the queue pair of its PE as work requests and waits as WAIT says (RWAIT_DONE: the
+ * request completed, the data is in the target's memory; RWAIT_VALUE: the fetched value).
+ * Every request asks for a completion; put_signal's signal is fenced after its data. Fetched
+ * values land in this thread's fetch slot: 4-byte atomics return theirs big-endian. */
+template <int WAIT> GSHMEMI_DEV uint64_t gshmemi_nic_op(gshmem_proxy_desc d, const char *call) {
+    const gshmemi_device_state *s = &gshmemi_dstate;
+    const gshmem_nic_chan &c = s->nic;
+    const unsigned m = gshmemi_lanes();
+    const gshmem_nic_qp &q = c.qps[d.pe];
+    const uint64_t base = (uint64_t)(uintptr_t)s->heap_base;
+    const bool local_buf = d.op == GSHMEM_PROXY_OP_PUT || d.op == GSHMEM_PROXY_OP_GET ||
+                           d.op == GSHMEM_PROXY_OP_PUT_SIGNAL;
+    uint32_t rkey = 0, lkey = 0, skey = 0;
+    const bool rok = gshmemi_nic_key(c, c.rkeys + (size_t)d.pe * GSHMEM_NIC_MAX_CHUNKS, d.raddr - base, &rkey);
+    const bool lok = !local_buf || gshmemi_nic_key(c, c.lkeys, d.laddr - base, &lkey);
+    const bool sok = d.op != GSHMEM_PROXY_OP_PUT_SIGNAL ||
+                     gshmemi_nic_key(c, c.rkeys + (size_t)d.pe * GSHMEM_NIC_MAX_CHUNKS, d.sig_addr - base, &skey);
+    if (gshmemi_uniform(m, !rok || !sok)) gshmemi_nic_bad_buf(call, d.pe, !rok ? d.raddr : d.sig_addr, false);
+    if (gshmemi_uniform(m, !lok)) gshmemi_nic_bad_buf(call, d.pe, d.laddr, true);
+    uint8_t *fetch = gshmemi_nic_fetch_slot(c);
+    const uint64_t fetch_a = (uint64_t)(uintptr_t)fetch;
+    const unsigned nbb = gshmemi_nic_bbs(d);
+    const uint64_t t = gshmemi_nic_reserve(q, nbb);
+    if (gshmemi_uniform(m, t == UINT64_MAX)) gshmemi_nic_error(call, d.pe, d, (int)q.cqe[GSHMEM_NIC_CQE_SYNDROME]);
+    const uint8_t cq = GSHMEMI_WQE_CQ_UPDATE;
+    uint8_t *w = gshmemi_nic_slot(q, t);
+    switch (d.op) {
+    case GSHMEM_PROXY_OP_PUT:
+        gshmemi_wqe_put(w, (uint16_t)t, q.qpn, cq, d.raddr, rkey, d.laddr, lkey, (uint32_t)d.size);
+        break;
+    case GSHMEM_PROXY_OP_GET:
+        gshmemi_wqe_get(w, (uint16_t)t, q.qpn, cq, d.raddr, rkey, d.laddr, lkey, (uint32_t)d.size);
+        break;
+    case GSHMEM_PROXY_OP_P:
+        gshmemi_wqe_put_inline(w, (uint16_t)t, q.qpn, cq, d.raddr, rkey, &d.laddr, (uint32_t)d.size);
+        break;
+    case GSHMEM_PROXY_OP_G:
+        gshmemi_wqe_get(w, (uint16_t)t, q.qpn, cq, d.raddr, rkey, fetch_a, c.fetch_lkey, (uint32_t)d.size);
+        break;
+    case GSHMEM_PROXY_OP_AMO:
+        gshmemi_wqe_amo(w, gshmemi_nic_slot(q, t + 1), (uint16_t)t, q.qpn, cq, d.amo, (uint32_t)d.size, d.raddr,
+                        rkey, fetch_a, c.fetch_lkey, d.laddr, d.compare);
+        break;
+    case GSHMEM_PROXY_OP_SIGNAL:
+        gshmemi_nic_build_signal(q, t, cq, d.raddr, rkey, d.laddr, d.amo, fetch_a, c.fetch_lkey);
+        break;
+    case GSHMEM_PROXY_OP_PUT_SIGNAL:
+        gshmemi_wqe_put(w, (uint16_t)t, q.qpn, cq, d.raddr, rkey, d.laddr, lkey, (uint32_t)d.size);
+        gshmemi_nic_build_signal(q, t + 1, cq | GSHMEMI_WQE_FENCE, d.sig_addr, skey, d.sig_value, d.amo, fetch_a,
+                                 c.fetch_lkey);
+        break;
+    default:
+        gshmemi_wqe_nop(w, (uint16_t)t, q.qpn, cq);
+        break;
+    }
+    gshmemi_nic_ring(q, t, nbb);
+    if (WAIT == GSHMEMI_RWAIT_NONE) return 0;
+    const uint64_t last = t + nbb - 1;   /* the last request's first block */
+    const uint64_t lastw = d.op == GSHMEM_PROXY_OP_PUT_SIGNAL ? t + 1 : t;
+    (void)last;
+    if (gshmemi_uniform(m, !gshmemi_nic_wait(q, lastw)))
+        gshmemi_nic_error(call, d.pe, d, (int)q.cqe[GSHMEM_NIC_CQE_SYNDROME]);
+    if (WAIT == GSHMEMI_RWAIT_DONE) return 0;
+    /* the value landed before the completion was written (the NIC's DMA, then the CQE) */
+    if (d.size == 4 && d.op == GSHMEM_PROXY_OP_AMO) return gshmemi_be32(*(volatile uint32_t *)fetch);
+    uint64_t v = 0;
+    memcpy(&v, (const void *)fetch, d.size <= 8 ? d.size : 8);
+    return v;
+}
+
+/* Quiet of the NIC channel: every request this PE posted to a queue pair before the call is
+ * complete. One QP after another (the trip count is the job's PE count: uniform). */
+GSHMEMI_DEV void gshmemi_nic_quiet(const char *call) {
+    const gshmemi_device_state *s = &gshmemi_dstate;
+    const gshmem_nic_chan &c = s->nic;
+    const unsigned m = gshmemi_lanes();
+    for (int pe = 0; pe < s->npes; pe++) {
+        const bool nic = gshmemi_slot_of(s, pe) == GSHMEMI_ROUTE_NIC;
+        const uint64_t posted = nic ? gshmemi_ld_acquire(c.qps[pe].ctr + GSHMEM_NIC_CTR_POSTED) : 0;
+        const uint64_t done = nic ? gshmemi_ld_acquire(c.qps[pe].ctr + GSHMEM_NIC_CTR_DONE) : 0;
+        if (gshmemi_uniform(m, nic && posted > done) && !gshmemi_nic_wait(c.qps[pe], posted - 1)) {
+            gshmem_proxy_desc d = gshmemi_rdesc(GSHMEM_PROXY_OP_NOP, pe, 0, 0, 0);
+            gshmemi_nic_error(call, pe, d, (int)c.qps[pe].cqe[GSHMEM_NIC_CQE_SYNDROME]);
+        }
+    }
+}
+
 /* One operation to a remote PE, by the channel its route names (d.pe -1: the ring itself). */
 template <int WAIT> GSHMEMI_DEV uint64_t gshmemi_remote_op_body(gshmem_proxy_desc d, const char *call) {
     const int route = d.pe < 0 ? GSHMEMI_ROUTE_PROXY : gshmemi_slot_of(&gshmemi_dstate, d.pe);
+    if (route == GSHMEMI_ROUTE_NIC && gshmemi_dstate.nic.qps) return gshmemi_nic_op<WAIT>(d, call);
     if (route != GSHMEMI_ROUTE_PROXY) gshmemi_unreachable_pe(call, d.pe);
     return gshmemi_proxy_op<WAIT>(d, call);
 }
+
+/* Whether this PE has a remote channel (a job across nodes). */
+GSHMEMI_DEV bool gshmemi_has_remote(void) { return gshmemi_dstate.chan.slots || gshmemi_dstate.nic.qps; }
 template <int WAIT> GSHMEMI_REMOTE uint64_t gshmemi_remote_op(gshmem_proxy_desc d, const char *call) {
     return gshmemi_remote_op_body<WAIT>(d, call);
 }
 
-static __device__ __forceinline__ gshmem_proxy_desc gshmemi_rdesc(int op, int pe, uint64_t size,
-                                                                  const void *raddr, uint64_t laddr) {
-    gshmem_proxy_desc d;
-    d.seq = 0;
-    d.op = (uint8_t)op;
-    d.amo = 0;
-    d.flags = 0;
-    d.pe = pe;
-    d.size = size;
-    d.raddr = (uint64_t)(uintptr_t)raddr;
-    d.laddr = laddr;
-    d.sig_addr = 0;
-    d.sig_value = 0;
-    d.ret = 0;
-    return d;
-}
 
-/* The ring's ticket after everything posted to it so far. */
+/* The ring's ticket after everything posted to it so far (0 without a ring). */
 GSHMEMI_DEV uint64_t gshmemi_remote_mark(void) {
-    return gshmemi_ld_relaxed((const uint64_t *)gshmemi_dstate.chan.tail);
+    return gshmemi_dstate.chan.slots ? gshmemi_ld_relaxed((const uint64_t *)gshmemi_dstate.chan.tail) : 0;
 }
 
 /* Quiet up to a mark: everything posted before ticket t is complete. chan_seen (GPU memory)
@@ -96,6 +227,8 @@ GSHMEMI_DEV uint64_t gshmemi_remote_mark(void) {
  * themselves out of line: each call level adds its live registers to the kernel's count.) */
 GSHMEMI_DEV void gshmemi_remote_quiet_to_body(uint64_t t, const char *call) {
     const gshmemi_device_state *s = &gshmemi_dstate;
+    if (s->nic.qps) gshmemi_nic_quiet(call);   /* (a NIC channel has no marks: all of it) */
+    if (!s->chan.slots) return;
     const unsigned m = gshmemi_lanes();
     uint64_t seen;
     asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(seen) : "l"(s->chan_seen) : "memory");

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "gshmem/proxy_desc.h"
+#include "gshmem/nic_desc.h"
 #include "gshmem/types.h"
 
 /* Routes. A device call reaches any PE: the state's route of a PE is its window slot (>= 0)
@@ -92,6 +93,9 @@ typedef struct gshmemi_device_state {
     gshmem_proxy_chan chan;
     uint64_t *chan_seen;       /* GPU memory: a `retired` value already observed (quiet's
                                   shortcut when nothing was posted since) */
+    /* The NIC channel (GPU-initiated RDMA): PEs whose route is GSHMEMI_ROUTE_NIC are reached
+     * through this PE's queue pairs (gshmem/device/chan_nic.h); nic.qps == NULL when none is. */
+    gshmem_nic_chan nic;
 } gshmemi_device_state;
 
 #define GSHMEMI_STATE_VERSION ((GSHMEMI_STATE_LAYOUT << 16) | (uint32_t)sizeof(gshmemi_device_state))
@@ -176,7 +180,7 @@ static __device__ __noinline__ void gshmemi_unreachable_pe_msg(const char *call,
                            "built with GSHMEM_LOAD_STORE_ONLY (device calls to load/store peers "
                            "only): build it without that macro to reach every PE (docs/api.md)",
                            call, pe, gshmemi_dstate.mype);
-    else if (gshmemi_dstate.chan.slots)
+    else if (gshmemi_dstate.chan.slots || gshmemi_dstate.nic.qps)
         GSHMEMI_DEVICE_MSG("%s: PE %d is on another node than PE %d, and this call has no remote "
                            "form (docs/api.md, \"Across nodes\")", call, pe, gshmemi_dstate.mype);
     else

@@ -17,7 +17,7 @@
 /* With remote PEs (a ring exists) quiet also waits for the ring and fence posts a FENCE
  * descriptor: one constant load and a branch when the job has none. */
 GSHMEMI_DEV void gshmemi_quiet_remote_part(const char *call) {
-    if (GSHMEMI_ROUTED && gshmemi_dstate.chan.slots) gshmemi_remote_quiet(call);
+    if (GSHMEMI_ROUTED && gshmemi_has_remote()) gshmemi_remote_quiet(call);
 }
 GSHMEMI_DEV void gshmemi_dev_quiet(void) {
     gshmemi_fence_acq_rel_sys();
@@ -25,7 +25,7 @@ GSHMEMI_DEV void gshmemi_dev_quiet(void) {
 }
 GSHMEMI_DEV void gshmemi_dev_fence(void) {
     gshmemi_fence_acq_rel_sys();
-    if (GSHMEMI_ROUTED && gshmemi_dstate.chan.slots) gshmemi_remote_fence("gshmem_fence");
+    if (GSHMEMI_ROUTED && gshmemi_has_remote()) gshmemi_remote_fence("gshmem_fence");
 }
 GSHMEMI_DEV void gshmemx_quiet_warp(void) {
     __syncwarp();
@@ -386,7 +386,7 @@ GSHMEMI_DEV void gshmemi_count_round_ls(int m, int me, uint64_t *count, const ui
 template <class S, bool FENCE = true, class Cell>
 GSHMEMI_DEV void gshmemi_count_round(int m, int me, uint64_t *count, const uint64_t *row,
                                      const Cell &cell, const char *call) {
-    if (GSHMEMI_ROUTED && gshmemi_dstate.chan.slots) {
+    if (GSHMEMI_ROUTED && gshmemi_has_remote()) {
         if (S::rank() == 0) gshmemi_count_round_remote<Cell>(m, me, count, row, cell, call);
         S::sync();
         return;

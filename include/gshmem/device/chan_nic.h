@@ -1,0 +1,150 @@
+/* The device side of the NIC channel (GPU-initiated RDMA: gshmem/nic_desc.h has the layout and
+ * the protocol, gshmem/nic_wqe.h the work requests, docs/ibgda.md the whole): a GPU thread
+ * reserves basic blocks of a QP's send queue, writes its work request, publishes it in order
+ * (doorbell record, then the doorbell) and, where the call needs it, polls the completion queue
+ * until its request completed. Only the remote branch of a device call comes here, so every
+ * wait is a warp-uniform loop (ptx.h, "Warp-uniform loops"). */
+#ifndef GSHMEM_DEVICE_CHAN_NIC_H
+#define GSHMEM_DEVICE_CHAN_NIC_H
+
+#include "gshmem/nic_desc.h"
+#include "gshmem/device/ptx.h"
+
+static __device__ __forceinline__ uint16_t gshmemi_be16(uint16_t v) { return (uint16_t)__byte_perm(v, 0, 0x3201) & 0xffff; }
+static __device__ __forceinline__ uint32_t gshmemi_be32(uint32_t v) { return __byte_perm(v, 0, 0x0123); }
+
+/* A completion entry as read by a waiter: the 16-bit index of the last WQE completed and the
+ * entry's opcode (GSHMEM_NIC_CQE_*). One 8-byte load of the entry's last word, so the two are
+ * from the same write of the NIC. */
+struct gshmemi_nic_cqe {
+    uint16_t counter;
+    uint8_t opcode;
+};
+GSHMEMI_DEV gshmemi_nic_cqe gshmemi_nic_read_cqe(const gshmem_nic_qp &q) {
+    const uint64_t w = gshmemi_ld_acquire((const uint64_t *)(q.cqe + 56));
+    gshmemi_nic_cqe e;
+    e.counter = gshmemi_be16((uint16_t)(w >> ((GSHMEM_NIC_CQE_WQE_COUNTER - 56) * 8)));
+    e.opcode = (uint8_t)(w >> ((GSHMEM_NIC_CQE_OP_OWN - 56) * 8)) >> 4;
+    return e;
+}
+
+/* What the completion entry says is done, as a 64-bit basic-block count: the entry names the
+ * first basic block of the last WQE completed, 16 bits of it; every WQE posted before the
+ * thread's snapshot `posted` is within 65536 blocks of it (wqe_cnt <= 32768), so the full
+ * index is the latest value below `posted` with those 16 bits. Done then covers that WQE's
+ * first block (and, since a QP completes in order, everything before it): `first + 1`. */
+GSHMEMI_DEV uint64_t gshmemi_nic_done_from(uint16_t counter, uint64_t posted) {
+    const uint64_t first = posted - 1 - (uint16_t)((uint16_t)(posted - 1) - counter);
+    return first + 1;
+}
+
+/* One look at the completion queue by the warp's first waiting thread; the result (done, and
+ * an error opcode) is shared by shuffle. Raises ctr[DONE]. */
+struct gshmemi_nic_look {
+    uint64_t done;
+    bool failed;
+};
+GSHMEMI_DEV gshmemi_nic_look gshmemi_nic_poll(unsigned m, const gshmem_nic_qp &q) {
+    uint64_t *ctr = q.ctr;
+    const uint64_t posted = gshmemi_ld_acquire(ctr + GSHMEM_NIC_CTR_POSTED);
+    const gshmemi_nic_cqe e = gshmemi_nic_read_cqe(q);
+    const bool valid = e.opcode != GSHMEM_NIC_CQE_INVALID && posted > 0;
+    const uint64_t seen = valid ? gshmemi_nic_done_from(e.counter, posted) : 0;
+    asm volatile("red.release.gpu.global.max.u64 [%0], %1;" ::"l"(ctr + GSHMEM_NIC_CTR_DONE), "l"(seen) : "memory");
+    gshmemi_nic_look l;
+    l.done = __shfl_sync(m, seen, __ffs(m) - 1);
+    l.failed = gshmemi_uniform(m, e.opcode == GSHMEM_NIC_CQE_REQ_ERR);
+    return l;
+}
+
+/* Step 1-2: t, the first of nbb basic blocks of q's send queue whose slots are free (the
+ * requests of the previous lap there completed). Returns UINT64_MAX if the queue reported an
+ * error while the warp waited (the QP is in error: nothing more completes). */
+GSHMEMI_DEV uint64_t gshmemi_nic_reserve(const gshmem_nic_qp &q, unsigned nbb) {
+    const unsigned m = gshmemi_lanes();
+    const uint64_t t = atomicAdd((unsigned long long *)(q.ctr + GSHMEM_NIC_CTR_RESERVED), (unsigned long long)nbb);
+    uint64_t done = gshmemi_ld_acquire(q.ctr + GSHMEM_NIC_CTR_DONE);
+    bool room = t + nbb - done <= q.wqe_cnt, failed = false;
+    unsigned ns = 0;
+    GSHMEMI_WHILE_ANY(m, !room && !failed) {
+        const gshmemi_nic_look l = gshmemi_nic_poll(m, q);
+        done = l.done > done ? l.done : done;
+        room = t + nbb - done <= q.wqe_cnt;
+        failed = l.failed;
+        gshmemi_nanosleep_if(gshmemi_uniform(m, !room) && ns, ns);
+        ns = ns ? (ns < 1024 ? 2 * ns : 1024) : 32;
+    }
+    return gshmemi_uniform(m, failed) ? UINT64_MAX : t;
+}
+
+/* The send-queue slot of block t. */
+GSHMEMI_DEV uint8_t *gshmemi_nic_slot(const gshmem_nic_qp &q, uint64_t t) {
+    return q.sq + (size_t)(t & (q.wqe_cnt - 1)) * 64;
+}
+
+/* Steps 4-7: the WQE at t (nbb blocks, already written) is published after every earlier one:
+ * the doorbell record first (the NIC reads WQEs below it), then the doorbell, an 8-byte store
+ * of the WQE's first 8 bytes. Each waiting thread goes when the QP's posted count reaches its
+ * t; threads of one warp that post to one QP go one after another, round by round. */
+GSHMEMI_DEV void gshmemi_nic_ring(const gshmem_nic_qp &q, uint64_t t, unsigned nbb) {
+    const unsigned m = gshmemi_lanes();
+    uint64_t *posted = q.ctr + GSHMEM_NIC_CTR_POSTED;
+    bool rung = false;
+    GSHMEMI_WHILE_ANY(m, !rung) {
+        const bool mine = !rung && gshmemi_ld_acquire(posted) == t;
+        if (mine) {
+            const uint64_t first8 = *(const volatile uint64_t *)gshmemi_nic_slot(q, t);
+            /* the WQE's stores, then the record: the NIC may read the WQE once it sees it */
+            gshmemi_fence_acq_rel_sys();
+            *(volatile uint32_t *)&q.dbrec[1] = gshmemi_be32((uint32_t)((t + nbb) & 0xffff));
+            gshmemi_fence_acq_rel_sys();
+            *(volatile uint64_t *)q.db = first8;
+            asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(posted), "l"(t + nbb) : "memory");
+            rung = true;
+        }
+    }
+}
+
+/* Waits until the WQE at t completed (and every earlier one of q). false: the QP reported an
+ * error (the caller reports it). */
+GSHMEMI_DEV bool gshmemi_nic_wait(const gshmem_nic_qp &q, uint64_t t) {
+    const unsigned m = gshmemi_lanes();
+    uint64_t done = gshmemi_ld_acquire(q.ctr + GSHMEM_NIC_CTR_DONE);
+    bool ok = done > t, failed = false;
+    unsigned ns = 0;
+    GSHMEMI_WHILE_ANY(m, !ok && !failed) {
+        const gshmemi_nic_look l = gshmemi_nic_poll(m, q);
+        done = l.done > done ? l.done : done;
+        ok = done > t;
+        failed = l.failed;
+        gshmemi_nanosleep_if(gshmemi_uniform(m, !ok) && ns, ns);
+        ns = ns ? (ns < 1024 ? 2 * ns : 1024) : 32;
+    }
+    return !gshmemi_uniform(m, failed);
+}
+
+/* The memory key of heap offset off: the key of its chunk at PE pe (keys = rkeys + pe *
+ * GSHMEM_NIC_MAX_CHUNKS) or here (keys = lkeys). false: off is not in a registered chunk. */
+GSHMEMI_DEV bool gshmemi_nic_key(const gshmem_nic_chan &c, const uint32_t *keys, uint64_t off, uint32_t *key) {
+    uint32_t k = 0;
+    bool found = false;
+#pragma unroll 1
+    for (uint32_t i = 0; i < GSHMEM_NIC_MAX_CHUNKS; i++) {   /* a constant trip count: uniform */
+        const bool here = !found && i < c.n_chunks && off < c.chunk_end[i];
+        k = here ? keys[i] : k;
+        found = found || here;
+    }
+    *key = k;
+    return found;
+}
+
+/* The fetch slot of this thread (nic_desc.h): its SM, warp slot and lane. */
+GSHMEMI_DEV uint8_t *gshmemi_nic_fetch_slot(const gshmem_nic_chan &c) {
+    unsigned sm, warp, lane;
+    asm("mov.u32 %0, %%smid;" : "=r"(sm));
+    asm("mov.u32 %0, %%warpid;" : "=r"(warp));
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    return c.fetch + (size_t)(((sm * 64u + warp) * 32u + lane) & (c.fetch_slots - 1)) * 8;
+}
+
+#endif

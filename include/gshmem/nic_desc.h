@@ -1,0 +1,79 @@
+/* The GPU's view of its NIC queues (GPU-initiated RDMA, "IBGDA"): one reliable-connected queue
+ * pair (QP) per remote PE on an mlx5 NIC, whose send queue the GPU fills with work requests
+ * (gshmem/nic_wqe.h) and rings itself, and whose completion queue it polls. Plain C: the
+ * transport (src/transport/ibgda/) fills these at init, the device side
+ * (gshmem/device/chan_nic.h) drives them, and the software NIC (a test device that plays the
+ * hardware on the same memory) reads them. docs/ibgda.md describes the protocol.
+ *
+ * POST (a GPU thread, any number at once per QP; counters 64-bit, never wrap; n = wqe_cnt)
+ *   1. t = atomic_add(&ctr[RESERVED], nbb)          nbb: the work request's basic blocks (1|2)
+ *   2. wait while t + nbb - ctr[DONE] > n            room: the slots of t's lap completed
+ *   3. write the WQE into sq[(t % n) * 64]           (its index field: t & 0xffff)
+ *   4. wait until ctr[POSTED] == t                   every earlier WQE is written and rung
+ *   5. fence; dbrec[1] = be32((t + nbb) & 0xffff)    the NIC may read WQEs below it
+ *   6. fence; *db = the WQE's first 8 bytes          the doorbell (BlueFlame register)
+ *   7. ctr[POSTED] = t + nbb                         (release: the next poster may go)
+ * COMPLETION: every WQE asks for a completion (CQ_UPDATE). The completion queue has one entry
+ *   that the NIC overwrites ("collapsed"): its wqe_counter is the index of the last WQE
+ *   completed; WQEs of one QP complete in order, so every WQE up to it is done. A thread that
+ *   needs its WQE t done (get, g, fetching atomics, blocking puts, quiet) polls the entry,
+ *   extends its 16-bit counter against ctr[POSTED] and raises ctr[DONE].
+ * ERRORS: an entry whose opcode (op_own >> 4) is 13 (requester error) carries a syndrome; the
+ *   waiter reports the PE, the operation, the address and the syndrome and ends the job. */
+#ifndef GSHMEM_NIC_DESC_H
+#define GSHMEM_NIC_DESC_H
+
+#include <stdint.h>
+
+enum {
+    GSHMEM_NIC_CTR_RESERVED = 0,   /* basic blocks claimed */
+    GSHMEM_NIC_CTR_POSTED = 8,     /* basic blocks written and rung, in order */
+    GSHMEM_NIC_CTR_DONE = 16,      /* basic blocks known complete (a lower bound) */
+    GSHMEM_NIC_CTR_WORDS = 24      /* each counter on a 64-byte line of its own */
+};
+
+/* Completion entry fields (64-byte CQE, big-endian where multi-byte). */
+enum {
+    GSHMEM_NIC_CQE_SYNDROME = 55,      /* requester error: syndrome byte */
+    GSHMEM_NIC_CQE_VENDOR_SYNDROME = 54,
+    GSHMEM_NIC_CQE_WQE_COUNTER = 60,   /* be16: index of the last WQE completed */
+    GSHMEM_NIC_CQE_OP_OWN = 63         /* opcode << 4 | owner */
+};
+#define GSHMEM_NIC_CQE_REQ 0u          /* requester completion */
+#define GSHMEM_NIC_CQE_REQ_ERR 13u     /* requester error */
+#define GSHMEM_NIC_CQE_INVALID 15u     /* nothing completed yet */
+
+/* One QP as the GPU drives it. */
+typedef struct gshmem_nic_qp {
+    uint8_t *sq;                 /* wqe_cnt basic blocks of 64 bytes */
+    uint32_t *dbrec;             /* doorbell record: [1] is the send counter (be32) */
+    uint64_t *db;                /* doorbell register mapped for the GPU (the software NIC: a word of host memory) */
+    uint8_t *cqe;                /* the completion queue's one 64-byte entry */
+    uint64_t *ctr;               /* GPU memory: GSHMEM_NIC_CTR_WORDS words */
+    uint32_t qpn;                /* QP number (24 bits) */
+    uint32_t wqe_cnt;            /* send queue size in basic blocks, a power of two <= 32768 */
+} gshmem_nic_qp;
+
+/* Registered heap chunks at most (the heap grows geometrically: far fewer in practice). */
+#define GSHMEM_NIC_MAX_CHUNKS 64
+
+/* The NIC channel of a PE: its QPs and the memory keys. The symmetric heap is registered chunk
+ * by chunk as it is mapped; a heap address's chunk is found from the chunk offsets, which are
+ * the same on every PE (the heap grows alike everywhere), and its key is the chunk's at the
+ * target (rkey) or here (lkey). */
+typedef struct gshmem_nic_chan {
+    gshmem_nic_qp *qps;          /* [npes], valid where the PE's route is the NIC */
+    const uint32_t *rkeys;       /* [npes * GSHMEM_NIC_MAX_CHUNKS] */
+    const uint32_t *lkeys;       /* [GSHMEM_NIC_MAX_CHUNKS] */
+    const uint64_t *chunk_end;   /* [GSHMEM_NIC_MAX_CHUNKS] heap offset past the end of chunk c */
+    uint32_t n_chunks;           /* chunks registered now */
+    uint32_t pad_;
+    /* Registered GPU memory where fetched values (g, fetching atomics) land: 8 bytes per
+     * hardware thread slot (SM, warp slot, lane). A fetch is blocking, so a thread has at most
+     * one in flight, and the slot of a resident thread is its own. */
+    uint8_t *fetch;
+    uint32_t fetch_lkey;
+    uint32_t fetch_slots;        /* SMs * 64 warp slots * 32 lanes, rounded up to a power of two */
+} gshmem_nic_chan;
+
+#endif
