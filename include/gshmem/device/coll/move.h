@@ -92,8 +92,8 @@ GSHMEMI_DEV void gshmemi_bcast_scatter_allgather(const gshmemi_team *t, char *d,
     const int k = (me - root - 1 + m) % m;
     size_t plo, phi;
     gshmemi_slice(hi - lo, k, pieces, 16, &plo, &phi);
-    for (int j0 = 1; j0 < pieces; j0++) {
-        const int j = (root + 1 + (k + j0 + c) % pieces) % m;   /* the other owners, staggered */
+    for (int j0 = 0; j0 < pieces - 1; j0++) {   /* the other owners, staggered by channel */
+        const int j = (root + 1 + (k + 1 + (j0 + c) % (pieces - 1)) % pieces) % m;
         gshmemi_move_copy<S>(gshmemi_at(d, gshmemi_member_off(t, j)) + lo + plo, d + lo + plo, phi - plo);
     }
 }
