@@ -20,25 +20,25 @@ extern "C" {
  * PE's GPU if no CUDA device is current (local PE index), builds the symmetric heap. On
  * failure prints why and exits the process with status 1 (like OpenSHMEM's shmem_init);
  * gshmemx_init_status returns the status instead. */
-void gshmem_init(void);
-int gshmemx_init_status(void);
-int gshmem_init_thread(int requested, int *provided);
-void gshmem_query_thread(int *provided);
+GSHMEM_EXPORT void gshmem_init(void);
+GSHMEM_EXPORT int gshmemx_init_status(void);
+GSHMEM_EXPORT int gshmem_init_thread(int requested, int *provided);
+GSHMEM_EXPORT void gshmem_query_thread(int *provided);
 /* Collective; idempotent; also runs at exit if the program did not call it. */
-void gshmem_finalize(void);
-void gshmem_global_exit(int status);
-void gshmem_info_get_version(int *major, int *minor);
-void gshmem_info_get_name(char *name);
+GSHMEM_EXPORT void gshmem_finalize(void);
+GSHMEM_EXPORT void gshmem_global_exit(int status);
+GSHMEM_EXPORT void gshmem_info_get_version(int *major, int *minor);
+GSHMEM_EXPORT void gshmem_info_get_name(char *name);
 
 /* ---- symmetric heap (host, collective) ----------------------------------------------- */
 /* Same address on every PE. Grows on demand: no heap size to set (GSHMEM_HEAP_MAX caps it).
  * Return NULL (with a message naming the size, the heap use and the free device memory)
  * when the GPU is out of memory. size 0 returns NULL. */
-void *gshmem_malloc(size_t size);
-void *gshmem_calloc(size_t count, size_t size);
-void *gshmem_align(size_t alignment, size_t size);
-void gshmem_free(void *ptr);
-int gshmem_addr_accessible(const void *addr, int pe);
+GSHMEM_EXPORT void *gshmem_malloc(size_t size);
+GSHMEM_EXPORT void *gshmem_calloc(size_t count, size_t size);
+GSHMEM_EXPORT void *gshmem_align(size_t alignment, size_t size);
+GSHMEM_EXPORT void gshmem_free(void *ptr);
+GSHMEM_EXPORT int gshmem_addr_accessible(const void *addr, int pe);
 
 #ifdef __cplusplus
 }

@@ -19,33 +19,34 @@ typedef struct CUstream_st *gshmemx_stream_t;  /* same type as cudaStream_t */
  * that will be PE 0 calls gshmemx_get_uniqueid, shares the bytes by its own means, and
  * every process calls gshmemx_init_attr with its rank, n_pes and that id. The id holds a
  * random secret: connections that do not present it are refused. Returns a status. */
-int gshmemx_get_uniqueid(gshmemx_uniqueid_t *uid);
-int gshmemx_init_attr(const gshmemx_init_attr_t *attr);
+GSHMEM_EXPORT int gshmemx_get_uniqueid(gshmemx_uniqueid_t *uid);
+GSHMEM_EXPORT int gshmemx_init_attr(const gshmemx_init_attr_t *attr);
 
 /* Heap figures: base, reserved, mapped, in use, internal. */
-int gshmemx_heap_info(gshmemx_heap_info_t *info);
+GSHMEM_EXPORT int gshmemx_heap_info(gshmemx_heap_info_t *info);
 /* This PE's GPU, the PEs sharing it, MPS, and the SM share its spinning kernels may use. */
-int gshmemx_get_placement(gshmemx_placement_info_t *info);
+GSHMEM_EXPORT int gshmemx_get_placement(gshmemx_placement_info_t *info);
 /* Seconds gshmem_init took on this PE (from entry to return). */
-double gshmemx_init_seconds(void);
+GSHMEM_EXPORT double gshmemx_init_seconds(void);
 
 /* On-stream forms: enqueued on `stream`, ordered with the stream's other work, capturable
  * in a CUDA graph. */
-void gshmemx_putmem_on_stream(void *dest, const void *src, size_t nbytes, int pe,
-                              gshmemx_stream_t stream);
-void gshmemx_getmem_on_stream(void *dest, const void *src, size_t nbytes, int pe,
-                              gshmemx_stream_t stream);
-void gshmemx_quiet_on_stream(gshmemx_stream_t stream);
-void gshmemx_barrier_all_on_stream(gshmemx_stream_t stream);
+GSHMEM_EXPORT void gshmemx_putmem_on_stream(void *dest, const void *src, size_t nbytes, int pe,
+                                            gshmemx_stream_t stream);
+GSHMEM_EXPORT void gshmemx_getmem_on_stream(void *dest, const void *src, size_t nbytes, int pe,
+                                            gshmemx_stream_t stream);
+GSHMEM_EXPORT void gshmemx_quiet_on_stream(gshmemx_stream_t stream);
+GSHMEM_EXPORT void gshmemx_barrier_all_on_stream(gshmemx_stream_t stream);
 
 /* Signals on a stream: the copy, then the signal (release) in stream order. */
-void gshmemx_putmem_signal_on_stream(void *dest, const void *src, size_t nbytes,
-                                     uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
-                                     gshmemx_stream_t stream);
-void gshmemx_signal_op_on_stream(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
-                                 gshmemx_stream_t stream);
-void gshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp, uint64_t cmp_value,
-                                         gshmemx_stream_t stream);
+GSHMEM_EXPORT void gshmemx_putmem_signal_on_stream(void *dest, const void *src, size_t nbytes,
+                                                   uint64_t *sig_addr, uint64_t signal,
+                                                   int sig_op, int pe, gshmemx_stream_t stream);
+GSHMEM_EXPORT void gshmemx_signal_op_on_stream(uint64_t *sig_addr, uint64_t signal, int sig_op,
+                                               int pe, gshmemx_stream_t stream);
+GSHMEM_EXPORT void gshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp,
+                                                       uint64_t cmp_value,
+                                                       gshmemx_stream_t stream);
 
 /* Waits on a stream: later work on `stream` starts once the condition holds on this PE.
  * status and values must be device-accessible (device, pinned or managed memory). Each is a

@@ -1,14 +1,11 @@
 /* gshmem-info: what this build of gshmem contains, whether this machine can run it, and every
  * environment variable with its current value. Works without a GPU or a driver (it says so).
  * See usage() for the flags. */
-#include <cuda.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
-#include "placement.h"
 #include "gshmem.h"
-#include "gshmem_build_config.h"
+#include "gshmem/info.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -27,38 +24,21 @@ static void usage(FILE *f) {
 }
 
 /* 0 with *n GPUs, else 1 with *why set. */
-static int driver(int *n, const char **why) {
-    *n = 0;
-    if (gshmemi_driver_load(why) != CUDA_SUCCESS) return 1;
-    CUresult r = gshmemi_drv.p_cuInit(0);
-    if (r == CUDA_SUCCESS) r = cuDeviceGetCount(n);
-    if (r == CUDA_ERROR_NO_DEVICE || (r == CUDA_SUCCESS && *n == 0)) {
-        *why = "no GPU visible to this process: check nvidia-smi, CUDA_VISIBLE_DEVICES and the "
-               "job's GPU allocation";
-        return 1;
-    }
-    if (r != CUDA_SUCCESS) {
-        *why = gshmemi_driver_error_string(r);
-        return 1;
-    }
-    return 0;
+static int driver(int *version, int *n, const char **why) {
+    return gshmemx_info_driver(version, n, why) != GSHMEM_SUCCESS;
 }
 
 static int check(void) {
-    int n;
+    int n, v;
     const char *why;
-    if (driver(&n, &why)) {
+    if (driver(&v, &n, &why)) {
         fprintf(stderr, "gshmem-info --check: cannot run gshmem here: %s\n", why);
         return 1;
     }
     int usable = 0;
     for (int i = 0; i < n; i++) {
-        CUdevice d;
-        int vmm = 0;
-        if (cuDeviceGet(&d, i) == CUDA_SUCCESS &&
-            cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, d) ==
-                CUDA_SUCCESS && vmm)
-            usable++;
+        gshmemx_gpu_info_t g;
+        usable += gshmemx_info_gpu(i, &g) == GSHMEM_SUCCESS && g.vmm;
     }
     if (!usable) {
         fprintf(stderr, "gshmem-info --check: cannot run gshmem here: none of the %d visible GPUs "
@@ -70,47 +50,32 @@ static int check(void) {
 }
 
 static void driver_line(void) {
-    int n, v = 0;
+    int n, v;
     const char *why;
-    if (driver(&n, &why)) {
+    if (driver(&v, &n, &why)) {
         printf("Driver: %s\n", why);
         return;
     }
-    cuDriverGetVersion(&v);
     printf("Driver: NVIDIA driver for CUDA %d.%d, %d GPU%s visible (gshmem-info --gpus lists "
            "them)\n", v / 1000, v % 1000 / 10, n, n == 1 ? "" : "s");
 }
 
 static int gpus(void) {
-    int n = 0;
+    int n, v;
     const char *why;
-    if (driver(&n, &why)) {
+    if (driver(&v, &n, &why)) {
         printf("GPUs: none usable: %s\n", why);
         return 1;
     }
     printf("GPUs: %d\n", n);
     for (int i = 0; i < n; i++) {
-        CUdevice d;
-        char name[128];
-        int vmm = 0, fd = 0, maj = 0, min = 0;
-        size_t mem = 0;
-        cuDeviceGet(&d, i);
-        cuDeviceGetName(name, sizeof name, d);
-        cuDeviceTotalMem(&mem, d);
-        cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, d);
-        cuDeviceGetAttribute(&fd, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, d);
-        cuDeviceGetAttribute(&maj, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d);
-        cuDeviceGetAttribute(&min, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d);
-        printf("  %d: %s, sm_%d%d, %.1f GiB, VMM %s, fd sharing %s, peer access to:", i, name,
-               maj, min, mem / 1073741824.0, vmm ? "yes" : "NO", fd ? "yes" : "NO");
-        for (int j = 0; j < n; j++) {
-            CUdevice e;
-            int can = 0;
-            if (j == i) continue;
-            cuDeviceGet(&e, j);
-            cuDeviceCanAccessPeer(&can, d, e);
-            printf(" %d:%s", j, can ? "yes" : "no");
-        }
+        gshmemx_gpu_info_t g;
+        gshmemx_info_gpu(i, &g);
+        printf("  %d: %s, sm_%d%d, %.1f GiB, VMM %s, fd sharing %s, peer access to:", i, g.name,
+               g.sm_major, g.sm_minor, g.memory / 1073741824.0, g.vmm ? "yes" : "NO",
+               g.fd_sharing ? "yes" : "NO");
+        for (int j = 0; j < n; j++)
+            if (j != i) printf(" %d:%s", j, gshmemx_info_peer_access(i, j) == 1 ? "yes" : "no");
         printf("\n");
     }
     return 0;
@@ -120,7 +85,7 @@ static int gpus(void) {
 static int placement(void) {
     if (gshmemx_init_status() != GSHMEM_SUCCESS) return 1;
     char line[512];
-    gshmemi_place_describe(&gshmemi_g, line, sizeof line);
+    gshmemx_info_placement(line, sizeof line);
     for (int pe = 0; pe < gshmem_n_pes(); pe++) {
         if (pe == gshmem_my_pe()) printf("placement: %s\n", line);
         fflush(stdout);
@@ -143,23 +108,27 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(mode, "--placement")) return placement();
-    gshmemi_config c;
-    int bad = gshmemi_config_load(&c) != GSHMEM_SUCCESS;
+    int bad = gshmemx_env_check() != GSHMEM_SUCCESS;
     if (!strcmp(mode, "--check")) return bad ? 2 : check();
-    printf("gshmem %s (OpenSHMEM 1.5 API shape)\n", GSHMEM_VERSION_STRING);
+    gshmemx_build_info_t b;
+    gshmemx_info_build(&b);
+    printf("gshmem %s (OpenSHMEM 1.5 API shape)\n", b.version);
     printf("Built with:\n");
     printf("  CUDA %d.%d (runtime; the driver is reached at run time, not linked)\n",
-           CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10);
-    printf("  device code: %s\n", GSHMEM_GPU_ARCHS);
-    printf("  bootstraps: self, uid (gshmrun, gshmemx_init_attr)%s\n",
-           GSHMEM_HAVE_PMIX ? ", pmix" : "  [pmix: not built: install libpmix-dev and rebuild]");
-    printf("  transports: p2p (NVLink/PCIe load/store)  [no remote transport yet: single node only]\n");
+           b.cuda_version / 1000, b.cuda_version % 1000 / 10);
+    printf("  device code: %s\n", b.gpu_archs);
+    printf("  bootstraps: %s%s\n", b.bootstraps,
+           b.pmix ? "" : "  [pmix: not built: install libpmix-dev and rebuild]");
+    printf("  transports: %s%s\n", b.transports,
+           strchr(b.transports, ',') ? ""
+                                     : "  [PEs on one node only: build with libfabric (libfabric-dev) "
+                                       "for the proxy transport to other nodes]");
     printf("  remote libraries found at build time: rdma-core verbs %s, mlx5dv %s, libfabric %s\n",
-           GSHMEM_HAVE_IBVERBS ? "yes" : "no (libibverbs-dev)",
-           GSHMEM_HAVE_MLX5DV ? "yes" : "no", GSHMEM_HAVE_LIBFABRIC ? "yes" : "no (libfabric-dev)");
+           b.ibverbs ? "yes" : "no (libibverbs-dev)", b.mlx5dv ? "yes" : "no",
+           b.libfabric ? "yes" : "no (libfabric-dev)");
     driver_line();
     printf("Environment (GSHMEM_*: value, then meaning):\n");
-    gshmemi_config_print(&c, stdout);
+    gshmemx_env_print(stdout);
     int rc = !strcmp(mode, "--gpus") ? gpus() : 0;
     return bad ? 2 : rc;
 }

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <stdio.h>
@@ -15,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "gshmem/info.h"
 #include "gshmrun_mps.h"
 
 typedef struct pe {
@@ -204,6 +205,12 @@ static int open_pipes(void) {
 
 static int exit_code_of(int st) { return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st); }
 
+/* A GSHMEM_* variable as the library reads it (its default when unset). */
+static const char *env(const char *name, char *buf, size_t len) {
+    gshmemx_env_get(name, buf, len);
+    return buf;
+}
+
 int main(int argc, char **argv) {
     npes = 1;
     double limit = 0;
@@ -229,16 +236,19 @@ int main(int argc, char **argv) {
         fprintf(stderr, "gshmrun: cannot execute '%s': %s\n", argv[a], strerror(errno));
         return 127;
     }
-    gshmemi_config_load(&gshmemi_cfg);
+    gshmemx_env_check();   /* bad or unknown GSHMEM_* variables are said once, here */
     /* before any PE starts: MPS must run before their CUDA contexts exist */
     if (npes > 1) {
+        char mps[64], debug[16], nodes[16];
         atexit(gshmrun_mps_stop);
-        gshmrun_mps_setup(npes, gshmrun_count_gpus(), no_mps ? "off" : gshmemi_cfg.MPS,
-                          gshmemi_cfg.DEBUG, gshmemi_cfg.NODES > 1);
+        gshmrun_mps_setup(npes, gshmrun_count_gpus(), no_mps ? "off" : env("GSHMEM_MPS", mps, sizeof mps),
+                          atoi(env("GSHMEM_DEBUG", debug, sizeof debug)),
+                          atoi(env("GSHMEM_NODES", nodes, sizeof nodes)) > 1);
     }
-    char uid[GSHMEMX_UNIQUEID_BYTES];
+    gshmemx_uniqueid_t id;
     int lfd;
-    if (gshmemi_uid_create(uid, sizeof uid, &lfd, true) != GSHMEM_SUCCESS) return 1;
+    if (gshmemx_launcher_uniqueid(&id, &lfd) != GSHMEM_SUCCESS) return 1;
+    const char *uid = id.internal;
     pes = calloc((size_t)npes, sizeof *pes);
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGINT, &sa, NULL);

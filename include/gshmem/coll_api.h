@@ -18,15 +18,17 @@ struct __nv_bfloat16;
 extern "C" {
 #endif
 /* ---- host calls ----------------------------------------------------------------------------- */
-int gshmem_team_split_strided(gshmem_team_t parent, int start, int stride, int size,
-                              const gshmem_team_config_t *config, long config_mask,
-                              gshmem_team_t *new_team);
-int gshmem_team_split_2d(gshmem_team_t parent, int xrange,
-                         const gshmem_team_config_t *xaxis_config, long xaxis_mask,
-                         gshmem_team_t *xaxis_team, const gshmem_team_config_t *yaxis_config,
-                         long yaxis_mask, gshmem_team_t *yaxis_team);
-int gshmem_team_get_config(gshmem_team_t team, long config_mask, gshmem_team_config_t *config);
-void gshmem_team_destroy(gshmem_team_t team);
+GSHMEM_EXPORT int gshmem_team_split_strided(gshmem_team_t parent, int start, int stride, int size,
+                                            const gshmem_team_config_t *config, long config_mask,
+                                            gshmem_team_t *new_team);
+GSHMEM_EXPORT int gshmem_team_split_2d(gshmem_team_t parent, int xrange,
+                                       const gshmem_team_config_t *xaxis_config, long xaxis_mask,
+                                       gshmem_team_t *xaxis_team,
+                                       const gshmem_team_config_t *yaxis_config,
+                                       long yaxis_mask, gshmem_team_t *yaxis_team);
+GSHMEM_EXPORT int gshmem_team_get_config(gshmem_team_t team, long config_mask,
+                                         gshmem_team_config_t *config);
+GSHMEM_EXPORT void gshmem_team_destroy(gshmem_team_t team);
 
 /* ---- on-stream forms ------------------------------------------------------------------------ */
 GSHMEMI_HOST_FN(int, gshmemx_team_sync_on_stream, (gshmem_team_t team, gshmemx_stream_t stream),

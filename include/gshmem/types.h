@@ -6,6 +6,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Marks a function of libgshmem's public API: the library is built with hidden visibility, so
+ * only what is declared with this is exported. */
+#if defined(__GNUC__) || defined(__clang__)
+#define GSHMEM_EXPORT __attribute__((visibility("default")))
+#else
+#define GSHMEM_EXPORT
+#endif
+
 /* gshmem's own version (meson.build's project version must agree: the build checks it).
  * gshmem_info_get_version answers the OpenSHMEM specification version instead (1.5). */
 #define GSHMEM_MAJOR_VERSION 0

@@ -7,7 +7,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 extern "C" {
-#include "internal.h"
+#include "kernels.h"
 }
 
 // Each kernel's CUfunction, looked up once (cudaGetFuncBySymbol) and then found by its host

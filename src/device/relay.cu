@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 extern "C" {
-#include "internal.h"
+#include "relay.h"
 }
 
 /* One 16-byte read across PCIe: the x86 host writes value, then tag (in order, one line), so

@@ -8,7 +8,7 @@
 #include "launch.cuh"
 
 extern "C" {
-#include "internal.h"
+#include "kernels.h"
 }
 #include "src/team/plan.h"
 

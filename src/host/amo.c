@@ -6,8 +6,10 @@
 #include <string.h>
 #include <cuda_runtime_api.h>
 
-#include "internal.h"
-#include "gshmem.h"
+#include "entry.h"
+#include "host_ops.h"
+#include "kernels.h"
+#include "state.h"
 
 static pthread_mutex_t amo_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t *amo_result;       /* pinned, mapped: written by the kernel */
@@ -29,7 +31,7 @@ void gshmemi_host_amo(int op, void *dest, size_t size, const void *value, const 
     memcpy(&v, value, size);
     memcpy(&c, cond, size);
     if (gshmemi_g.initialized && pe >= 0 && pe < gshmemi_g.npes && gshmemi_g.pe_slot[pe] < 0) {
-        void *tctx;   /* another node: the transport's atomic (range checked by its proxy) */
+        void *tctx;   /* another node: the transport's atomic (it checks the range) */
         const struct gshmemi_transport_ops *t = gshmemi_transport_of(pe, &tctx);
         if (t && t->amo) {
             uint64_t old = 0;
@@ -56,7 +58,7 @@ void gshmemi_host_amo(int op, void *dest, size_t size, const void *value, const 
     if (result) memcpy(result, &r, size);
 }
 
-void gshmemi_host_ops_finalize(void) {
+void gshmemi_host_amo_finalize(void) {
     pthread_mutex_lock(&amo_lock);
     if (amo_result) cudaFreeHost(amo_result);
     amo_result = NULL;

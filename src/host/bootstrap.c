@@ -6,7 +6,8 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "bootstrap.h"
+#include "config.h"
 
 static gshmemi_status init_chosen(gshmemi_bootstrap *b, const char *name) {
     const gshmemi_config *c = &gshmemi_cfg;

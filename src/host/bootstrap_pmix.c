@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "bootstrap.h"
 #include "gshmem_build_config.h"
 
 #if GSHMEM_HAVE_PMIX

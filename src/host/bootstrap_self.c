@@ -1,7 +1,7 @@
 /* The one-PE bootstrap: a program started without a launcher runs as PE 0 of 1. */
 #include <string.h>
 
-#include "internal.h"
+#include "bootstrap.h"
 
 static gshmemi_status self_allgather(gshmemi_bootstrap *b, const void *in, void *out, size_t len) {
     memmove(out, in, len);

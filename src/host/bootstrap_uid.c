@@ -16,7 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "bootstrap.h"
+#include "config.h"
+#include "gshmem/info.h"
 
 #define HELLO_MAGIC 0x67736868656c6c6full  /* "gshhello" */
 enum { FRAME_DATA = 1, FRAME_ABORT = 2 };
@@ -277,6 +279,15 @@ gshmemi_status gshmemi_uid_create(char *uid, size_t uid_len, int *listen_fd, boo
     created.fd = fd;
     *listen_fd = fd;
     return GSHMEM_SUCCESS;
+}
+
+int gshmemx_launcher_uniqueid(gshmemx_uniqueid_t *uid, int *listen_fd) {
+    if (!uid || !listen_fd) {
+        gshmemi_error("gshmemx_launcher_uniqueid: uid and listen_fd must not be NULL");
+        return GSHMEM_ERR_INVALID_ARG;
+    }
+    memset(uid, 0, sizeof *uid);
+    return gshmemi_uid_create(uid->internal, sizeof uid->internal, listen_fd, true);
 }
 
 /* ---- connection setup -------------------------------------------------------------- */

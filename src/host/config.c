@@ -5,7 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "config.h"
+#include "gshmem/info.h"
 
 gshmemi_config gshmemi_cfg = {
 #define GSHMEMI_ENV_FIELD(name, kind, ctype, def, help) .name = def,
@@ -156,20 +157,45 @@ gshmemi_status gshmemi_config_load(gshmemi_config *cfg) {
     }
 #include "env_defs.h"
 #undef GSHMEMI_ENV_FIELD
+    if (cfg == &gshmemi_cfg) gshmemi_log_set_debug(cfg->DEBUG);
     return st;
 }
 
-#define print_BOOL(f, v) fprintf(f, "%-10s", (v) ? "1" : "0")
-#define print_INT(f, v) fprintf(f, "%-10d", (int)(v))
-#define print_SIZE(f, v) fprintf(f, "%-10llu", (unsigned long long)(v))
-#define print_DOUBLE(f, v) fprintf(f, "%-10g", (double)(v))
-#define print_STR(f, v) fprintf(f, "%-10s", (*(const char *)(v)) ? (const char *)(v) : "\"\"")
+/* A value as text (empty for an empty string); the length snprintf gives. */
+#define format_BOOL(b, n, v) snprintf(b, n, "%s", (v) ? "1" : "0")
+#define format_INT(b, n, v) snprintf(b, n, "%d", (int)(v))
+#define format_SIZE(b, n, v) snprintf(b, n, "%llu", (unsigned long long)(v))
+#define format_DOUBLE(b, n, v) snprintf(b, n, "%g", (double)(v))
+#define format_STR(b, n, v) snprintf(b, n, "%s", (const char *)(v))
 
+/* The value column starts after the longest name, so the rows line up whatever names
+ * env_defs.h holds; an empty string shows as "". */
 void gshmemi_config_print(const gshmemi_config *cfg, FILE *out) {
+    int name_w = 0;
+    char v[1024];
+    for (size_t k = 0; k < N_KNOWN; k++)
+        if ((int)strlen(known_vars[k]) > name_w) name_w = (int)strlen(known_vars[k]);
 #define GSHMEMI_ENV_FIELD(name, kind, ctype, def, help)                                     \
-    fprintf(out, "  GSHMEM_%-18s ", #name);                                                  \
-    print_##kind(out, cfg->name);                                                            \
-    fprintf(out, " %s\n", help);
+    format_##kind(v, sizeof v, cfg->name);                                                   \
+    fprintf(out, "  %-*s %-10s %s\n", name_w, "GSHMEM_" #name, v[0] ? v : "\"\"", help);
 #include "env_defs.h"
 #undef GSHMEMI_ENV_FIELD
+}
+
+int gshmemx_env_check(void) { return gshmemi_config_load(&gshmemi_cfg); }
+
+void gshmemx_env_print(FILE *out) { gshmemi_config_print(&gshmemi_cfg, out); }
+
+int gshmemx_env_get(const char *name, char *value, size_t len) {
+    int n = -1;
+    if (!name || !value || !len) return GSHMEM_ERR_INVALID_ARG;
+#define GSHMEMI_ENV_FIELD(fname, kind, ctype, def, help)                                    \
+    if (n < 0 && !strcmp(name, "GSHMEM_" #fname)) n = format_##kind(value, len, gshmemi_cfg.fname);
+#include "env_defs.h"
+#undef GSHMEMI_ENV_FIELD
+    if (n < 0) {
+        value[0] = 0;
+        return GSHMEM_ERR_INVALID_ARG;
+    }
+    return (size_t)n < len ? GSHMEM_SUCCESS : GSHMEM_ERR_INVALID_ARG;
 }

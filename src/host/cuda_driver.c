@@ -7,7 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "cuda_driver.h"
+#include "status.h"
 
 gshmemi_driver gshmemi_drv;
 

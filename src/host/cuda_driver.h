@@ -1,7 +1,7 @@
 /* The CUDA driver API as the library reaches it: through the runtime's driver entry points
  * (cudaGetDriverEntryPointByVersion), never by linking libcuda, so that libgshmem loads on a
  * machine without a driver (build and login nodes, containers) and says so in its own words.
- * internal.h includes this after <cuda.h>; the macros at the end send every cu* call the
+ * A file includes this after <cuda.h>; the macros at the end send every cu* call the
  * library makes to a table that cuInit's replacement (gshmemi_driver_init) fills, so call
  * sites read as plain driver calls. A new driver call is one row of GSHMEMI_DRIVER_FUNCS plus
  * one redirect line. */

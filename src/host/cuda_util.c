@@ -3,7 +3,8 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
-#include "internal.h"
+#include "cuda_driver.h"
+#include "cuda_util.h"
 
 gshmemi_status gshmemi_cu_check(int res, const char *call, const char *file, int line) {
     if (res == CUDA_SUCCESS) return GSHMEM_SUCCESS;

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "array.h"
+#include "cuda_util.h"
+#include "device_state.h"
+#include "state.h"
 #include "gshmem/device/state.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -32,16 +35,12 @@ int gshmemx_register_state_updater(gshmemi_state_updater fn, uint32_t version) {
         return GSHMEM_ERR_INVALID_ARG;
     }
     pthread_mutex_lock(&lock);
-    if (n_updaters == cap_updaters) {
-        int cap = cap_updaters ? 2 * cap_updaters : 16;
-        gshmemi_state_updater *u = realloc(updaters, (size_t)cap * sizeof *u);
-        if (!u) {
-            pthread_mutex_unlock(&lock);
-            return GSHMEM_ERR_NO_MEMORY;
-        }
-        updaters = u;
-        cap_updaters = cap;
+    gshmemi_state_updater *u = gshmemi_grow(updaters, n_updaters, &cap_updaters, sizeof *u, 16);
+    if (!u) {
+        pthread_mutex_unlock(&lock);
+        return GSHMEM_ERR_NO_MEMORY;
     }
+    updaters = u;
     updaters[n_updaters++] = fn;
     gshmemi_device_state s = published;
     pthread_mutex_unlock(&lock);

@@ -1,6 +1,6 @@
 /* The one list of gshmem's environment variables: GSHMEMI_ENV_FIELD(name, kind, ctype,
  * default, help). The variable is GSHMEM_<NAME>. config.c expands it into the parser and
- * the printer used by gshmem-info; internal.h into the fields of gshmemi_config.
+ * the printer used by gshmem-info; config.h into the fields of gshmemi_config.
  * kinds: BOOL (0/1/yes/no/true/false), INT, SIZE (bytes, with k/M/G/T suffixes), STR,
  * DOUBLE. No other file calls getenv for GSHMEM_ variables. */
 GSHMEMI_ENV_FIELD(BOOTSTRAP, STR, const char *, "auto",
@@ -16,7 +16,7 @@ GSHMEMI_ENV_FIELD(UID_FD, INT, int, -1,
 GSHMEMI_ENV_FIELD(RANK, INT, int, -1, "this PE's rank for the uid bootstrap (set by gshmrun)")
 GSHMEMI_ENV_FIELD(NPES, INT, int, -1, "number of PEs for the uid bootstrap (set by gshmrun)")
 GSHMEMI_ENV_FIELD(HEAP_MAX, SIZE, uint64_t, 0,
-                  "cap on the symmetric heap per PE (0 = device memory size)")
+                  "cap on the symmetric heap per PE (0 = GPU memory / PEs on the GPU)")
 GSHMEMI_ENV_FIELD(HEAP_CHUNK_MIN, SIZE, uint64_t, 32ull << 20,
                   "first physical chunk of the heap; later chunks double, up to what is mapped")
 GSHMEMI_ENV_FIELD(HEAP_BASE, SIZE, uint64_t, 0,
@@ -26,7 +26,7 @@ GSHMEMI_ENV_FIELD(WAIT_TIMEOUT, DOUBLE, double, 120.0,
 GSHMEMI_ENV_FIELD(DEBUG, INT, int, 0,
                   "0 quiet, 1 info messages (and, across nodes, the proxy's progress every 2 s while work is in flight), 2 also check every device call's PE and address")
 GSHMEMI_ENV_FIELD(DEVICE, INT, int, -1,
-                  "CUDA device for this PE if none is current (default: local PE index modulo the GPUs it sees)")
+                  "CUDA device for this PE if none is current (default: PE index on its machine modulo the GPUs it sees)")
 GSHMEMI_ENV_FIELD(NODES, INT, int, 0,
                   "split each host's PEs into this many nodes (consecutive local ranks): PEs of different nodes never share memory by load/store, every byte between them takes the remote transport (testing on one machine; gshmrun --nodes K); 0 or 1 = one node per host")
 GSHMEMI_ENV_FIELD(MPS, STR, const char *, "auto",
@@ -67,7 +67,7 @@ GSHMEMI_ENV_FIELD(COLL_THREADS, INT, int, 256,
 GSHMEMI_ENV_FIELD(COLL_MOVE_THREADS, INT, int, 512,
                   "tuning: threads per block of the two-round broadcast/fcollect/alltoall(s) kernels (32..512, a multiple of 32)")
 GSHMEMI_ENV_FIELD(FABRIC_PROVIDER, STR, const char *, "",
-                  "libfabric provider of the proxy transport, e.g. verbs;ofi_rxm, efa, cxi, tcp;ofi_rxm (default: the first of cxi, efa, verbs;ofi_rxm, psm3, tcp;ofi_rxm, tcp, sockets found)")
+                  "libfabric provider of the proxy transport, e.g. verbs;ofi_rxm, efa, cxi, tcp;ofi_rxm (default: the first of cxi, efa, verbs;ofi_rxm, psm3, tcp;ofi_rxm, net;ofi_rxm, sockets found)")
 GSHMEMI_ENV_FIELD(FABRIC_IFACE, STR, const char *, "",
                   "network interface (name, or its IPv4 address) the proxy transport uses (default: the provider's first non-loopback one)")
 GSHMEMI_ENV_FIELD(PROXY_MODE, STR, const char *, "auto",

@@ -2,16 +2,19 @@
  * a multi-PE log says where it came from; fatal errors notify peers through a hook that
  * init.c installs (the bootstrap's abort), then exit. */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "status.h"
 
 static int log_rank = -1;
+static int log_debug;
 void (*gshmemi_abort_hook)(int code, const char *msg);
 
 void gshmemi_set_log_rank(int rank) { log_rank = rank; }
+void gshmemi_log_set_debug(int level) { log_debug = level; }
 
 static void vlog(const char *level, const char *fmt, va_list ap) {
     char msg[2048];
@@ -44,11 +47,23 @@ void gshmemi_warn(const char *fmt, ...) {
 }
 
 void gshmemi_info(const char *fmt, ...) {
-    if (gshmemi_cfg.DEBUG < 1) return;
+    if (log_debug < 1) return;
     va_list ap;
     va_start(ap, fmt);
     vlog("", fmt, ap);
     va_end(ap);
+}
+
+/* The program's buffered output (stdout to a pipe or a file is fully buffered) would be lost
+ * by _exit. A stream another thread holds (blocked writing to a full pipe, say) is skipped:
+ * waiting for it could keep a failing job from ending. */
+static void flush_stdio(void) {
+    FILE *streams[] = {stdout, stderr};
+    for (int i = 0; i < 2; i++) {
+        if (ftrylockfile(streams[i])) continue;
+        fflush_unlocked(streams[i]);
+        funlockfile(streams[i]);
+    }
 }
 
 void gshmemi_fatal(const char *fmt, ...) {
@@ -63,11 +78,12 @@ void gshmemi_fatal(const char *fmt, ...) {
         gshmemi_abort_hook = NULL;  /* a failure inside the hook must not recurse */
         hook(1, msg);
     }
+    flush_stdio();
     _exit(1);
 }
 
 void gshmemi_trace(const char *file, int line, const char *expr, gshmemi_status st) {
-    if (gshmemi_cfg.DEBUG < 1) return;
+    if (log_debug < 1) return;
     gshmemi_info("  at %s:%d: %s -> %s", file, line, expr, gshmemi_status_str(st));
 }
 

@@ -7,9 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "gshmem/device/state.h"
+#include "array.h"
+#include "config.h"
+#include "cuda_driver.h"
+#include "cuda_util.h"
+#include "device_state.h"
+#include "heap.h"
 #include "placement.h"
+#include "state.h"
+#include "gshmem/device/state.h"
 
 #define MAX_BASE_TRIES 8
 
@@ -213,13 +219,9 @@ static gshmemi_status grow(gshmemi_state *s, uint64_t need, uint64_t req, const 
                              failed == 1 ? "this GPU is out of memory" : "another PE is out of memory");
         return st != GSHMEM_SUCCESS ? st : GSHMEM_ERR_NO_MEMORY;
     }
-    if (h->n_chunks == h->chunks_cap) {
-        int cap = h->chunks_cap ? 2 * h->chunks_cap : 16;
-        gshmemi_chunk *nc = realloc(h->chunks, (size_t)cap * sizeof *nc);
-        if (!nc) return GSHMEM_ERR_NO_MEMORY;
-        h->chunks = nc;
-        h->chunks_cap = cap;
-    }
+    gshmemi_chunk *nc = gshmemi_grow(h->chunks, h->n_chunks, &h->chunks_cap, sizeof *nc, 16);
+    if (!nc) return GSHMEM_ERR_NO_MEMORY;
+    h->chunks = nc;
     h->chunks[h->n_chunks++] = c;
     h->mapped += want;
     if (!gshmemi_alloc_grow(&h->alloc, h->mapped)) return GSHMEM_ERR_NO_MEMORY;
@@ -311,7 +313,8 @@ void gshmemi_heap_finalize(gshmemi_state *s) {
 
 /* ---- device memory of this PE alone ----------------------------------------------------- */
 /* Made like the heap's chunks, outside the heap: VMM memory mapped for this GPU, which every
- * CUDA context of the process on it reaches (the proxy's own context places data there). */
+ * CUDA context of the process on it reaches (a remote transport's own context places data
+ * there). */
 gshmemi_status gshmemi_local_mem_alloc(gshmemi_state *s, size_t size, gshmemi_local_mem *m, const char *call) {
     CUmemAllocationProp prop = chunk_prop(s->heap.cu_device);
     prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;

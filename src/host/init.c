@@ -7,11 +7,16 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
-#include "gshmem.h"
+#include "config.h"
+#include "cuda_driver.h"
+#include "cuda_util.h"
+#include "device_state.h"
+#include "entry.h"
+#include "host_ops.h"
 #include "placement.h"
-
-gshmemi_state gshmemi_g;
+#include "state.h"
+#include "src/team/team.h"
+#include "gshmem.h"
 
 static double now_s(void) {
     struct timespec t;
@@ -64,7 +69,7 @@ static gshmemi_status init_transports(gshmemi_state *s) {
     for (int pe = 0; pe < s->npes; pe++) {
         if (s->pe_transport[pe] < 0) {
             gshmemi_error("PE %d (node %d) cannot reach PE %d (node %d): no transport of this build "
-                          "reaches another node (build with libfabric for the proxy transport: "
+                          "reaches another node (build with libfabric for a transport between nodes: "
                           "meson -Dlibfabric_root=..., see docs/install.md), so all PEs must run "
                           "on one node", s->mype, b->node_id, pe, b->node_of[pe]);
             return GSHMEM_ERR_NOT_AVAILABLE;
@@ -76,13 +81,6 @@ static gshmemi_status init_transports(gshmemi_state *s) {
         else s->has_remote = true;
     }
     return GSHMEM_SUCCESS;
-}
-
-const struct gshmemi_transport_ops *gshmemi_transport_of(int pe, void **tctx) {
-    gshmemi_state *s = &gshmemi_g;
-    if (pe < 0 || pe >= s->npes || s->pe_transport[pe] < 0) return NULL;
-    *tctx = s->tctx[s->pe_transport[pe]];
-    return s->transports[s->pe_transport[pe]];
 }
 
 /* The device view: PE numbers, heap geometry, slot table, barrier objects, limits. */
@@ -266,7 +264,7 @@ void gshmem_finalize(void) {
     cudaEventDestroy((cudaEvent_t)s->ce_fork);
     cudaEventDestroy((cudaEvent_t)s->ce_join);
     if (s->legacy_ev) cudaEventDestroy((cudaEvent_t)s->legacy_ev);
-    gshmemi_host_ops_finalize();
+    gshmemi_host_amo_finalize();
     gshmemi_abort_hook = NULL;
     gshmemi_bootstrap_finalize(&s->boot);
     free(s->dstate);

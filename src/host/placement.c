@@ -6,8 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "config.h"
+#include "cuda_driver.h"
+#include "cuda_util.h"
 #include "placement.h"
+#include "state.h"
+#include "gshmem.h"
 
 gshmemi_placement gshmemi_place;
 
@@ -201,7 +205,7 @@ void gshmemi_place_describe(const gshmemi_state *s, char *buf, size_t len) {
     const gshmemi_placement *p = &gshmemi_place;
     size_t o = (size_t)snprintf(buf, len, "PE %d on GPU %d", s->mype, p->device);
     if (p->gpu_pes == 1) {
-        /* an MPS client all the same when the job spans nodes (its proxy's context beside it) */
+        /* an MPS client all the same when the job spans nodes (a remote transport's context beside it) */
         snprintf(buf + o, len - o, " (its own; %d SMs%s)", p->sm_count, p->mps > 0 ? "; MPS client" : "");
         return;
     }

@@ -6,7 +6,10 @@
 #ifndef GSHMEMI_PLACEMENT_H
 #define GSHMEMI_PLACEMENT_H
 
-#include "internal.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#include "state.h"
 
 typedef struct gshmemi_placement {
     int device;           /* CUDA ordinal */

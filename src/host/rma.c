@@ -3,11 +3,15 @@
  * this process (window slot), so a host put is one copy-engine transfer. A remote PE
  * (another node) is reached through its transport's host operations (blocking forms) or,
  * for the on-stream forms, by a one-thread kernel on the stream that makes the device call
- * (which posts to the proxy ring): stream-ordered and capturable in a CUDA graph. */
+ * (which reaches the PE through its remote channel): stream-ordered and capturable in a CUDA
+ * graph. */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
-#include "internal.h"
+#include "entry.h"
+#include "host_ops.h"
+#include "kernels.h"
+#include "state.h"
 #include "gshmem.h"
 
 /* Validates (call, pe, symmetric range) and returns where this PE reaches `sym` on `pe` by
@@ -128,7 +132,7 @@ void gshmemi_host_quiet(void) {
  * left to wait for: later work on the stream already sees the puts complete. */
 void gshmemx_quiet_on_stream(gshmemx_stream_t stream) {
     if (!gshmemi_g.initialized) gshmemi_fatal("gshmemx_quiet_on_stream: called before gshmem_init");
-    /* remote PEs: what kernels posted to the proxy ring completes at a device quiet */
+    /* remote PEs: what kernels posted to their remote channels completes at a device quiet */
     if (gshmemi_g.has_remote)
         check_cuda(gshmemi_launch_remote(stream, GSHMEMI_REMOTE_QUIET, NULL, NULL, 0, NULL, 0, 0, 0),
                    "gshmemx_quiet_on_stream", "kernel launch");

@@ -9,7 +9,11 @@
 #include <unistd.h>
 #include <cuda_runtime_api.h>
 
-#include "internal.h"
+#include "config.h"
+#include "entry.h"
+#include "host_ops.h"
+#include "kernels.h"
+#include "state.h"
 #include "gshmem.h"
 
 static double now_s(void) {

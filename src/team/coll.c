@@ -6,7 +6,10 @@
 #include <pthread.h>
 #include <cuda_runtime.h>
 
-#include "internal.h"
+#include "entry.h"
+#include "host_ops.h"
+#include "state.h"
+#include "team.h"
 #include "gshmem.h"
 #include "plan.h"
 

@@ -4,7 +4,8 @@
  * job-wide configuration (the copy-engine path excepted: its rounds are the general kernel's,
  * channel for channel, so members need not agree on it). */
 #include "gshmem/device/coll/rule.h"
-#include "internal.h"
+#include "config.h"
+#include "cuda_util.h"
 #include "placement.h"
 #include "plan.h"
 

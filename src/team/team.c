@@ -18,7 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "config.h"
+#include "cuda_util.h"
+#include "entry.h"
+#include "state.h"
+#include "team.h"
+#include "gshmem.h"
 #include "placement.h"
 #include "gshmem/device/state.h"
 #include "geometry.h"

@@ -1,6 +1,6 @@
 /* The transports built into this library, in the order the core asks them which PEs they
  * reach (the first that reaches a PE serves it). The only file that names them. */
-#include "internal.h"
+#include "transport.h"
 
 extern const struct gshmemi_transport_ops gshmemi_transport_p2p;
 #ifdef GSHMEMI_HAVE_PROXY

@@ -7,7 +7,8 @@
 #include <unistd.h>
 #include <fcntl.h>
 
-#include "internal.h"
+#include "bootstrap.h"
+#include "config.h"
 
 static int rank(void) { return getenv("GSHMEM_RANK") ? atoi(getenv("GSHMEM_RANK")) : -1; }
 

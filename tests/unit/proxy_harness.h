@@ -23,6 +23,7 @@
 #ifndef GSHMEM_PROXY_RELAX   /* the benchmark's producers back off instead */
 #define GSHMEM_PROXY_RELAX() sched_yield()   /* 2-core CI: spinning producers yield */
 #endif
+#include "config.h"
 #include "proxy.h"
 
 #include "unit.h"
@@ -184,7 +185,7 @@ static int q_hold;
  * order but not performed, as a GPU's copy engines would take them off the CPU */
 static int q_nocopy;
 enum { QK_COPY, QK_WRITE64, QK_ATOMICS, QK_TICKET, QK_WAIT_RELAY };
-/* q_relay (mode "relayq"): the memory queue also has a relay (memq.h), a second in-order queue
+/* q_relay (mode "relayq"): the memory queue also has a relay (docs/proxy.md), a second in-order queue
  * of 64-bit stores performed by a thread of its own at an uneven pace, as the library's GPU
  * relay; the stream's QK_WAIT_RELAY blocks the fake device until the relay performed n. */
 static int q_relay;

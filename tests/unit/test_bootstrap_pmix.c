@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "bootstrap.h"
+#include "config.h"
 
 int main(void) {
     setenv("GSHMEM_BOOTSTRAP", "pmix", 1);

@@ -12,7 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "bootstrap.h"
+#include "config.h"
 
 #include "unit.h"
 

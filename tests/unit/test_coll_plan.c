@@ -13,6 +13,8 @@
 #include <stdio.h>
 
 #include "gshmem/device/coll/rule.h"
+#include "config.h"
+#include "cuda_util.h"
 #include "placement.h"
 #include "../../src/team/plan.h"
 #include "unit.h"

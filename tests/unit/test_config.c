@@ -1,12 +1,13 @@
 /* Proves the environment table parses every kind (sizes with suffixes, ints, doubles,
  * strings), rejects junk with GSHMEM_ERR_INVALID_ARG while keeping the default, that the
- * printer lists every variable, and that unknown GSHMEM_* variables are warned about (with
- * the nearest name) while declared ones and the test suite's GSHMEM_TEST_* are not. */
+ * printer lists every variable with the values in one column, and that unknown GSHMEM_*
+ * variables are warned about (with the nearest name) while declared ones and the test
+ * suite's GSHMEM_TEST_* are not. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "config.h"
 
 #include "unit.h"
 
@@ -64,6 +65,15 @@ static void print(void) {
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         EXPECT(strstr(buf, names[i]) != NULL, "printer does not list %s", names[i]);
+    /* every row's value starts in the same column, the longest name's included */
+    long col = -1;
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+        char *v = line + strspn(line, " ");
+        v += strcspn(v, " ");
+        v += strspn(v, " ");
+        EXPECT(col < 0 || v - line == col, "value at column %ld, not %ld: %s", (long)(v - line), col, line);
+        col = v - line;
+    }
     free(buf);
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Proves gshmem-info starts without a GPU or a driver and is honest about it: --help documents
-# every flag; the plain report prints the build, the variables and a Driver line, exit 0; a
-# bad GSHMEM_* value exits 2 naming the variable; an unknown GSHMEM_* variable is warned about
-# with the nearest name; --check exits 0 only where a GPU is usable, else 1 with the reason.
+# every flag; the plain report prints the build, the variables (values in one column) and a
+# Driver line, exit 0; a bad GSHMEM_* value exits 2 naming the variable; an unknown GSHMEM_*
+# variable is warned about with the nearest name; --check exits 0 only where a GPU is usable,
+# else 1 with the reason.
 # usage: test_info.sh GSHMEM_INFO
 I=$1
 pass=0; fail=0
@@ -23,6 +24,8 @@ check "report: version" 'echo "$out" | grep -q "^gshmem [0-9]*\.[0-9]*\.[0-9]* "
 check "report: transports" 'echo "$out" | grep -q "^  transports: p2p"'
 check "report: a Driver line" 'echo "$out" | grep -q "^Driver: "'
 check "report: variables" 'echo "$out" | grep -q "^  GSHMEM_HEAP_MAX "'
+check "report: the values in one column" \
+  '[ $(echo "$out" | awk "match(\$0, /^  GSHMEM_[A-Z0-9_]+ +/) {print RLENGTH}" | sort -u | wc -l) -eq 1 ]'
 
 out=$(GSHMEM_HEAP_MAX=junk $I 2>&1); rc=$?
 check "bad value: exit 2 (got $rc)" '[ $rc -eq 2 ]'

@@ -107,8 +107,8 @@ extern "C" {
 typedef int (*gshmemi_state_updater)(const gshmemi_device_state *s);
 /* Called from each unit's constructor. If gshmem is already initialized the updater runs
  * at once (a module loaded after init). Returns 0 or a GSHMEM_ERR_* status. */
-int gshmemx_register_state_updater(gshmemi_state_updater fn, uint32_t version);
-void gshmemx_unregister_state_updater(gshmemi_state_updater fn);
+GSHMEM_EXPORT int gshmemx_register_state_updater(gshmemi_state_updater fn, uint32_t version);
+GSHMEM_EXPORT void gshmemx_unregister_state_updater(gshmemi_state_updater fn);
 #ifdef __cplusplus
 }
 #endif

@@ -2,6 +2,7 @@
  * and receives are non-blocking and interleaved, so a full receive queue on one peer can
  * never deadlock the exchange. */
 #include <errno.h>
+#include <stdio.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>

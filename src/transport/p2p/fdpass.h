@@ -6,7 +6,7 @@
 #define GSHMEMI_FDPASS_H
 
 #include <stdint.h>
-#include "internal.h"
+#include "status.h"
 
 typedef struct gshmemi_fdpass {
     int sock;

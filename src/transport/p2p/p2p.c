@@ -7,7 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "array.h"
+#include "config.h"
+#include "cuda_driver.h"
+#include "cuda_util.h"
+#include "state.h"
 #include "fdpass.h"
 
 typedef struct peer_map {
@@ -101,13 +105,9 @@ static gshmemi_status map_peer(gshmemi_state *s, p2p_ctx *c, int q, int fd,
         cuMemRelease(handle);
         GSHMEMI_CU(r);
     }
-    if (c->n_maps == c->cap_maps) {
-        int cap = c->cap_maps ? 2 * c->cap_maps : 32;
-        peer_map *m = realloc(c->maps, (size_t)cap * sizeof *m);
-        if (!m) return GSHMEM_ERR_NO_MEMORY;
-        c->maps = m;
-        c->cap_maps = cap;
-    }
+    peer_map *m = gshmemi_grow(c->maps, c->n_maps, &c->cap_maps, sizeof *m, 32);
+    if (!m) return GSHMEM_ERR_NO_MEMORY;
+    c->maps = m;
     c->maps[c->n_maps++] = (peer_map){.va = va, .size = ch->size, .handle = handle};
     return GSHMEM_SUCCESS;
 }

@@ -1,14 +1,13 @@
 /* Direct mode: the provider reaches the heap itself (host memory in the CPU tests, FI_HMEM
- * registrations on clusters that have them). Writes and atomics ask for
- * FI_DELIVERY_COMPLETE, the only completion that means "in target memory" on rxm/tcp/efa,
- * so a record completes only once its effect is visible at the target. put_signal posts the
- * signal only after every data write completed: FI_FENCE is ignored by rxm/tcp/efa and with
- * FI_ATOMIC no write/atomic ordering is promised. */
+ * registrations on clusters that have them); a record's operation is one or more fabric RMA
+ * or atomic operations. Why each completes only once its effect is in target memory, and why
+ * put_signal's signal waits for its data: docs/proxy.md, "Direct mode". */
 #include <string.h>
 
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
 
+#include "fabric.h"
 #include "proxy_impl.h"
 
 static const enum fi_op amo_op[GSHMEM_PROXY_AMO_COUNT] = {
@@ -27,7 +26,7 @@ static bool amo_fetches(const gshmem_proxy_desc *d) {
 
 /* At open: every atomic the descriptors may ask for exists on this provider, so a missing one
  * is a clear error now rather than a failed operation later. */
-gshmemi_status gshmemi_direct_check_atomics(gshmemi_proxy *x) {
+static gshmemi_status check_atomics(gshmemi_proxy *x) {
     struct fid_ep *ep = x->fab.ep;
     for (int a = 0; a < GSHMEM_PROXY_AMO_COUNT; a++)
         for (int w = 0; w < 2; w++) {
@@ -47,6 +46,18 @@ gshmemi_status gshmemi_direct_check_atomics(gshmemi_proxy *x) {
     return GSHMEM_SUCCESS;
 }
 
+/* The provider reaches the heap itself: one registration, its key published with the address. */
+static gshmemi_status direct_open(gshmemi_proxy *x, uint64_t *key) {
+    pfabric *f = &x->fab;
+    *key = gshmemi_fab_random_key(f);
+    uint64_t access = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    GSHMEMI_CHECK(gshmemi_fab_register(f, x->p.heap_base, x->p.heap_size, access, *key, &f->heap_mr,
+                                       "symmetric heap"));
+    if (f->info->domain_attr->mr_mode & FI_MR_PROV_KEY) *key = fi_mr_key(f->heap_mr);
+    f->heap_desc = fi_mr_desc(f->heap_mr);
+    return check_atomics(x);
+}
+
 /* Local descriptors: without FI_MR_LOCAL (the only mr_mode direct mode accepts) none needed,
  * but the heap's is passed where the buffer lies in it. */
 static void *local_desc(gshmemi_proxy *x, uint64_t a, uint64_t n) {
@@ -54,7 +65,7 @@ static void *local_desc(gshmemi_proxy *x, uint64_t a, uint64_t n) {
 }
 
 static int post_failed(gshmemi_proxy *x, op_rec *r, xfer *f, ssize_t ret, const char *call) {
-    gshmemi_xfer_put(x, f);
+    gshmemi_xfer_put(&x->fab, f);
     if (ret == -FI_EAGAIN) {   /* manual progress: the main loop progresses, then retries */
         r->blocked = 1;
         return -FI_EAGAIN;
@@ -75,12 +86,12 @@ static void posted(op_rec *r, uint64_t n) {
 static int post_rma(gshmemi_proxy *x, op_rec *r, bool write, uint64_t laddr, uint64_t raddr, uint64_t size) {
     int pe = r->d.pe;
     while (r->posted < size) {
-        xfer *f = gshmemi_xfer_get(x, r);
+        xfer *f = gshmemi_xfer_get(&x->fab, r, r->ticket);
         if (!f) return -FI_EAGAIN;
         uint64_t off = r->posted, len = size - off < x->fab.max_msg ? size - off : x->fab.max_msg;
         struct iovec iov = {.iov_base = (void *)(uintptr_t)(laddr + off), .iov_len = len};
         void *desc = local_desc(x, laddr + off, len);
-        struct fi_rma_iov rio = {.addr = gshmemi_fab_raddr(x, pe, raddr + off), .len = len, .key = x->fab.rkey[pe]};
+        struct fi_rma_iov rio = {.addr = gshmemi_fab_raddr(&x->fab, pe, raddr + off), .len = len, .key = x->fab.rkey[pe]};
         struct fi_msg_rma m = {.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = (fi_addr_t)pe,
                                .rma_iov = &rio, .rma_iov_count = 1, .context = &f->ctx};
         ssize_t ret = write ? fi_writemsg(x->fab.ep, &m, FI_COMPLETION | FI_DELIVERY_COMPLETE)
@@ -96,13 +107,13 @@ static int post_rma(gshmemi_proxy *x, op_rec *r, bool write, uint64_t laddr, uin
 static int post_atomic(gshmemi_proxy *x, op_rec *r, uint64_t raddr, enum fi_op op, size_t size, bool fetch,
                        bool cswap) {
     if (r->posted) return 0;
-    xfer *f = gshmemi_xfer_get(x, r);
+    xfer *f = gshmemi_xfer_get(&x->fab, r, r->ticket);
     if (!f) return -FI_EAGAIN;
     int pe = r->d.pe;
     struct fi_ioc ioc = {.addr = &r->operand, .count = 1}, cmp = {.addr = &r->compare, .count = 1},
                   res = {.addr = &r->result, .count = 1};
     void *desc = NULL, *cdesc = NULL, *rdesc = NULL;
-    struct fi_rma_ioc rio = {.addr = gshmemi_fab_raddr(x, pe, raddr), .count = 1, .key = x->fab.rkey[pe]};
+    struct fi_rma_ioc rio = {.addr = gshmemi_fab_raddr(&x->fab, pe, raddr), .count = 1, .key = x->fab.rkey[pe]};
     struct fi_msg_atomic m = {.msg_iov = &ioc, .desc = &desc, .iov_count = 1, .addr = (fi_addr_t)pe,
                               .rma_iov = &rio, .rma_iov_count = 1,
                               .datatype = size == 4 ? FI_UINT32 : FI_UINT64, .op = op, .context = &f->ctx};
@@ -121,7 +132,7 @@ static int post_signal(gshmemi_proxy *x, op_rec *r, uint64_t addr, uint64_t valu
     return post_atomic(x, r, addr, sig_op == GSHMEM_PROXY_SIG_ADD ? FI_SUM : FI_ATOMIC_WRITE, 8, false, false);
 }
 
-int gshmemi_direct_pump(gshmemi_proxy *x, op_rec *r) {
+static int direct_pump(gshmemi_proxy *x, op_rec *r) {
     const gshmem_proxy_desc *d = &r->d;
     switch (d->op) {
     case GSHMEM_PROXY_OP_PUT:
@@ -148,7 +159,7 @@ int gshmemi_direct_pump(gshmemi_proxy *x, op_rec *r) {
     }
 }
 
-void gshmemi_direct_stage_done(gshmemi_proxy *x, op_rec *r) {
+static void direct_stage_done(gshmemi_proxy *x, op_rec *r) {
     if (r->d.op == GSHMEM_PROXY_OP_PUT_SIGNAL && r->stage == 0) {
         r->stage = 1;          /* every data write is delivered: now the signal */
         r->posted = 0;
@@ -159,10 +170,12 @@ void gshmemi_direct_stage_done(gshmemi_proxy *x, op_rec *r) {
     gshmemi_rec_complete(x, r, 0);
 }
 
-void gshmemi_direct_completion(gshmemi_proxy *x, xfer *f, int err) {
+static void direct_completion(void *ctx, xfer *f, size_t len, int err) {
+    gshmemi_proxy *x = ctx;
     op_rec *r = f->rec;
     uint64_t t = f->ticket;
-    gshmemi_xfer_put(x, f);
+    (void)len;
+    gshmemi_xfer_put(&x->fab, f);
     if (r->ticket != t || r->state != REC_ACTIVE) return;   /* the record already failed */
     r->inflight--;
     r->t_last = gshmemi_proxy_now();
@@ -172,3 +185,13 @@ void gshmemi_direct_completion(gshmemi_proxy *x, xfer *f, int err) {
     }
     gshmemi_rec_progressed(x, r);
 }
+
+const struct gshmemi_proxy_mode gshmemi_proxy_direct = {
+    .id = GSHMEMI_PROXY_DIRECT,
+    .name = "direct",
+    .caps = FI_RMA | FI_ATOMIC,
+    .open = direct_open,
+    .pump = direct_pump,
+    .stage_done = direct_stage_done,
+    .completion = direct_completion,
+};

@@ -1,7 +1,7 @@
-/* The libfabric side of the proxy: choosing the provider and interface, opening the RDM
- * endpoint (FI_AV_TABLE: fi_addr = PE index), exchanging addresses and heap keys through the
- * bootstrap's allgather, reading the completion queue. Every libfabric call is checked and
- * its error named with the call. */
+/* The libfabric layer of the proxy (fabric.h): choosing the provider and interface, opening
+ * the RDM endpoint, exchanging addresses and heap keys, reading the completion queue and
+ * handing each entry to the mode's handler. Every libfabric call is checked and its error
+ * named with the call. */
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
@@ -13,7 +13,8 @@
 #include <rdma/fi_cm.h>
 #include <rdma/fi_rma.h>
 
-#include "proxy_impl.h"
+#include "config.h"
+#include "fabric.h"
 
 #define FAB_VERSION FI_VERSION(1, 12)
 #define ADDR_MAX 256
@@ -25,7 +26,7 @@ static const char *default_providers[] = {"cxi", "efa", "verbs;ofi_rxm", "psm3",
 /* What each PE publishes. */
 typedef struct card {
     char prov[64];
-    int32_t mode;
+    char mode[16];
     uint32_t addrlen;
     uint64_t key, base;
     uint8_t addr[ADDR_MAX];
@@ -38,7 +39,7 @@ const char *gshmemi_fab_strerror(int ret) { return fi_strerror(ret < 0 ? -ret : 
         int ret_ = (int)(call);                                                                \
         if (ret_) {                                                                            \
             gshmemi_error("proxy: %s failed: %s (provider %s)", what, gshmemi_fab_strerror(ret_), \
-                          x->fab.prov[0] ? x->fab.prov : "?");                                 \
+                          f->prov[0] ? f->prov : "?");                                         \
             return GSHMEM_ERR_NOT_AVAILABLE;                                                   \
         }                                                                                      \
     } while (0)
@@ -72,16 +73,15 @@ static bool iface_address(const char *iface, char *ip, size_t len) {
     return found;
 }
 
-static struct fi_info *make_hints(gshmemi_proxy *x, const char *prov) {
+static struct fi_info *make_hints(const pfabric *f, const char *prov) {
     struct fi_info *h = fi_allocinfo();
     if (!h) return NULL;
     h->ep_attr->type = FI_EP_RDM;
-    /* staged moves messages only; direct needs RMA and atomics on the heap */
-    h->caps = x->mode == GSHMEMI_PROXY_DIRECT ? FI_RMA | FI_ATOMIC : FI_MSG;
+    h->caps = f->p.caps;
     h->mode = FI_CONTEXT | FI_CONTEXT2;
-    /* FI_MR_LOCAL only in staged mode, where every local buffer is a registered slab */
+    /* FI_MR_LOCAL only for a mode whose every local buffer is registered */
     h->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT |
-                              (x->mode == GSHMEMI_PROXY_STAGED ? FI_MR_LOCAL : 0);
+                              (f->p.mr_local ? FI_MR_LOCAL : 0);
     h->domain_attr->threading = FI_THREAD_DOMAIN;   /* only the proxy thread touches the endpoint */
     h->domain_attr->av_type = FI_AV_TABLE;
     h->fabric_attr->prov_name = strdup(prov);
@@ -92,8 +92,8 @@ static bool ip_addressed(const struct fi_info *i) {
     return i->addr_format == FI_SOCKADDR_IN || i->addr_format == FI_SOCKADDR_IN6 || i->addr_format == FI_SOCKADDR;
 }
 
-static struct fi_info *getinfo(gshmemi_proxy *x, const char *prov, const char *node, bool quiet) {
-    struct fi_info *h = make_hints(x, prov), *list = NULL;
+static struct fi_info *getinfo(const pfabric *f, const char *prov, const char *node, bool quiet) {
+    struct fi_info *h = make_hints(f, prov), *list = NULL;
     if (!h) return NULL;
     int ret = fi_getinfo(FAB_VERSION, node, NULL, node ? FI_SOURCE : 0, h, &list);
     fi_freeinfo(h);
@@ -106,11 +106,11 @@ static struct fi_info *getinfo(gshmemi_proxy *x, const char *prov, const char *n
 /* The first usable fi_info of provider `prov` on the configured interface, or NULL. The
  * interface's address is given only to IP-addressed providers (shm names its endpoints
  * otherwise). */
-static struct fi_info *try_provider(gshmemi_proxy *x, const char *prov, const char *node, bool quiet) {
-    struct fi_info *list = getinfo(x, prov, NULL, quiet);
+static struct fi_info *try_provider(const pfabric *f, const char *prov, const char *node, bool quiet) {
+    struct fi_info *list = getinfo(f, prov, NULL, quiet);
     if (list && node && ip_addressed(list)) {
         fi_freeinfo(list);
-        list = getinfo(x, prov, node, quiet);
+        list = getinfo(f, prov, node, quiet);
     } else {
         node = NULL;
     }
@@ -124,7 +124,7 @@ static struct fi_info *try_provider(gshmemi_proxy *x, const char *prov, const ch
     return dup;
 }
 
-static gshmemi_status choose_info(gshmemi_proxy *x) {
+static gshmemi_status choose_info(pfabric *f) {
     const char *want = gshmemi_cfg.FABRIC_PROVIDER, *iface = gshmemi_cfg.FABRIC_IFACE;
     char ip[64], *node = NULL;
     if (iface[0]) {
@@ -136,36 +136,34 @@ static gshmemi_status choose_info(gshmemi_proxy *x) {
         node = ip;
     }
     if (want[0]) {
-        x->fab.info = try_provider(x, want, node, false);
+        f->info = try_provider(f, want, node, false);
     } else {
         size_t n = sizeof default_providers / sizeof *default_providers;
-        for (size_t k = 0; k < n && !x->fab.info; k++) x->fab.info = try_provider(x, default_providers[k], node, true);
+        for (size_t k = 0; k < n && !f->info; k++) f->info = try_provider(f, default_providers[k], node, true);
     }
-    if (!x->fab.info) {
+    if (!f->info) {
         gshmemi_error("proxy: no libfabric provider offers %s RDM endpoints%s%s (GSHMEM_FABRIC_PROVIDER='%s'): "
                       "set GSHMEM_FABRIC_PROVIDER to one this host has (e.g. tcp;ofi_rxm)",
-                      x->mode == GSHMEMI_PROXY_DIRECT ? "RMA+atomic" : "message", node ? " on " : "",
-                      node ? node : "", want);
+                      f->p.caps & FI_RMA ? "RMA+atomic" : "message", node ? " on " : "", node ? node : "", want);
         return GSHMEM_ERR_NOT_AVAILABLE;
     }
-    snprintf(x->fab.prov, sizeof x->fab.prov, "%s", x->fab.info->fabric_attr->prov_name);
-    if (is_loopback(x->fab.info) && !x->p.single_host) {
+    snprintf(f->prov, sizeof f->prov, "%s", f->info->fabric_attr->prov_name);
+    if (is_loopback(f->info) && !f->p.single_host) {
         gshmemi_error("proxy: provider %s would publish a loopback address to PEs on other hosts (their traffic "
-                      "would go nowhere): set GSHMEM_FABRIC_IFACE to the interface that reaches them", x->fab.prov);
+                      "would go nowhere): set GSHMEM_FABRIC_IFACE to the interface that reaches them", f->prov);
         return GSHMEM_ERR_INVALID_ARG;
     }
     return GSHMEM_SUCCESS;
 }
 
-static gshmemi_status open_objects(gshmemi_proxy *x) {
-    pfabric *f = &x->fab;
+static gshmemi_status open_objects(pfabric *f) {
     struct fi_info *i = f->info;
     FAB_CHECK(fi_fabric(i->fabric_attr, &f->fabric, NULL), "fi_fabric");
     FAB_CHECK(fi_domain(f->fabric, i, &f->domain, NULL), "fi_domain");
     struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_NONE,
                              .size = i->tx_attr->size + i->rx_attr->size};
     FAB_CHECK(fi_cq_open(f->domain, &cqa, &f->cq, NULL), "fi_cq_open");
-    struct fi_av_attr ava = {.type = FI_AV_TABLE, .count = (size_t)x->p.npes};
+    struct fi_av_attr ava = {.type = FI_AV_TABLE, .count = (size_t)f->p.npes};
     FAB_CHECK(fi_av_open(f->domain, &ava, &f->av, NULL), "fi_av_open");
     FAB_CHECK(fi_endpoint(f->domain, i, &f->ep, NULL), "fi_endpoint");
     FAB_CHECK(fi_ep_bind(f->ep, &f->av->fid, 0), "fi_ep_bind(av)");
@@ -188,8 +186,7 @@ static gshmemi_status open_objects(gshmemi_proxy *x) {
 
 /* A key nobody can guess: random per PE and job (mr_mode without FI_MR_PROV_KEY lets the
  * application choose it), trimmed to the provider's key size. */
-uint64_t gshmemi_fab_random_key(const gshmemi_proxy *x) {
-    const pfabric *f = &x->fab;
+uint64_t gshmemi_fab_random_key(const pfabric *f) {
     uint64_t k = 0;
     if (getrandom(&k, sizeof k, 0) != (ssize_t)sizeof k) k = (uint64_t)(uintptr_t)&k ^ (uint64_t)gshmemi_proxy_now();
     size_t ks = f->info->domain_attr->mr_key_size;
@@ -197,9 +194,8 @@ uint64_t gshmemi_fab_random_key(const gshmemi_proxy *x) {
     return k;
 }
 
-gshmemi_status gshmemi_fab_register(gshmemi_proxy *x, void *buf, size_t len, uint64_t access, uint64_t key,
+gshmemi_status gshmemi_fab_register(pfabric *f, void *buf, size_t len, uint64_t access, uint64_t key,
                                     struct fid_mr **mr, const char *what) {
-    pfabric *f = &x->fab;
     char call[96];
     snprintf(call, sizeof call, "fi_mr_reg(%s, %zu bytes)", what, len);
     FAB_CHECK(fi_mr_reg(f->domain, buf, len, access, 0, key, 0, mr, NULL), call);
@@ -210,46 +206,33 @@ gshmemi_status gshmemi_fab_register(gshmemi_proxy *x, void *buf, size_t len, uin
     return GSHMEM_SUCCESS;
 }
 
-/* Direct mode: the provider reaches the heap itself. */
-static gshmemi_status register_heap(gshmemi_proxy *x, uint64_t *key) {
-    pfabric *f = &x->fab;
-    *key = gshmemi_fab_random_key(x);
-    uint64_t access = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
-    GSHMEMI_CHECK(gshmemi_fab_register(x, x->p.heap_base, x->p.heap_size, access, *key, &f->heap_mr,
-                                       "symmetric heap"));
-    if (f->info->domain_attr->mr_mode & FI_MR_PROV_KEY) *key = fi_mr_key(f->heap_mr);
-    f->heap_desc = fi_mr_desc(f->heap_mr);
-    return GSHMEM_SUCCESS;
-}
-
-static void format_addr(gshmemi_proxy *x, const void *addr, size_t len) {
-    size_t n = sizeof x->fab.addr;
-    if (!fi_av_straddr(x->fab.av, addr, x->fab.addr, &n)) snprintf(x->fab.addr, sizeof x->fab.addr, "?");
+static void format_addr(pfabric *f, const void *addr, size_t len) {
+    size_t n = sizeof f->addr;
+    if (!fi_av_straddr(f->av, addr, f->addr, &n)) snprintf(f->addr, sizeof f->addr, "?");
 }
 
 /* Allgather of the cards; every PE must run the same provider and mode. */
-static gshmemi_status exchange(gshmemi_proxy *x, uint64_t key) {
-    pfabric *f = &x->fab;
-    int n = x->p.npes;
-    card me = {.mode = x->mode, .key = key, .base = f->virt_addr ? 0 : (uint64_t)(uintptr_t)x->p.heap_base};
+gshmemi_status gshmemi_fab_exchange(pfabric *f, uint64_t key, const void *heap_base) {
+    int n = f->p.npes;
+    card me = {.key = key, .base = f->virt_addr ? 0 : (uint64_t)(uintptr_t)heap_base};
     snprintf(me.prov, sizeof me.prov, "%s", f->prov);
+    snprintf(me.mode, sizeof me.mode, "%s", f->p.mode);
     size_t len = sizeof me.addr;
     FAB_CHECK(fi_getname(&f->ep->fid, me.addr, &len), "fi_getname");
     me.addrlen = (uint32_t)len;
-    format_addr(x, me.addr, len);
+    format_addr(f, me.addr, len);
     card *all = calloc((size_t)n, sizeof *all);
     uint8_t *addrs = calloc((size_t)n, len);
     fi_addr_t *fa = calloc((size_t)n, sizeof *fa);
     f->rkey = calloc((size_t)n, sizeof *f->rkey);
     f->rbase = calloc((size_t)n, sizeof *f->rbase);
     gshmemi_status st = all && addrs && fa && f->rkey && f->rbase ? GSHMEM_SUCCESS : GSHMEM_ERR_NO_MEMORY;
-    if (!st) st = x->p.allgather(x->p.allgather_ctx, &me, all, sizeof me);
+    if (!st) st = f->p.allgather(f->p.allgather_ctx, &me, all, sizeof me);
     for (int pe = 0; !st && pe < n; pe++) {
-        if (strcmp(all[pe].prov, me.prov) || all[pe].mode != me.mode || all[pe].addrlen != me.addrlen) {
+        if (strcmp(all[pe].prov, me.prov) || strcmp(all[pe].mode, me.mode) || all[pe].addrlen != me.addrlen) {
             gshmemi_error("proxy: PE %d uses provider '%s' in %s mode, this PE '%s' in %s mode: set "
                           "GSHMEM_FABRIC_PROVIDER and GSHMEM_PROXY_MODE alike on every PE", pe, all[pe].prov,
-                          all[pe].mode == GSHMEMI_PROXY_DIRECT ? "direct" : "staged", me.prov,
-                          me.mode == GSHMEMI_PROXY_DIRECT ? "direct" : "staged");
+                          all[pe].mode, me.prov, me.mode);
             st = GSHMEM_ERR_INVALID_ARG;
             break;
         }
@@ -276,21 +259,10 @@ static gshmemi_status exchange(gshmemi_proxy *x, uint64_t key) {
     return st;
 }
 
-gshmemi_status gshmemi_fab_open(gshmemi_proxy *x) {
-    GSHMEMI_CHECK(choose_info(x));
-    GSHMEMI_CHECK(open_objects(x));
-    uint64_t key = 0;
-    if (x->mode == GSHMEMI_PROXY_DIRECT) {
-        GSHMEMI_CHECK(register_heap(x, &key));
-        GSHMEMI_CHECK(gshmemi_direct_check_atomics(x));
-    } else {
-        /* receives posted before anyone learns our address */
-        GSHMEMI_CHECK(gshmemi_staged_open(x));
-    }
-    GSHMEMI_CHECK(exchange(x, key));
-    gshmemi_info("proxy: provider %s, %s mode, address %s", x->fab.prov,
-                 x->mode == GSHMEMI_PROXY_DIRECT ? "direct" : "staged", x->fab.addr);
-    return GSHMEM_SUCCESS;
+gshmemi_status gshmemi_fab_open(pfabric *f, const gshmemi_fab_params *p) {
+    f->p = *p;
+    GSHMEMI_CHECK(choose_info(f));
+    return open_objects(f);
 }
 
 static void close_fid(struct fid *fid, const char *what) {
@@ -299,11 +271,10 @@ static void close_fid(struct fid *fid, const char *what) {
     if (ret) gshmemi_warn("proxy: fi_close(%s): %s", what, gshmemi_fab_strerror(ret));
 }
 
-void gshmemi_fab_close(gshmemi_proxy *x) {
-    pfabric *f = &x->fab;
+void gshmemi_fab_close(pfabric *f) {
     close_fid(f->ep ? &f->ep->fid : NULL, "endpoint");
     close_fid(f->heap_mr ? &f->heap_mr->fid : NULL, "heap registration");
-    close_fid(f->stage_mr ? &f->stage_mr->fid : NULL, "staging registration");
+    close_fid(f->bufs_mr ? &f->bufs_mr->fid : NULL, "buffer registration");
     close_fid(f->av ? &f->av->fid : NULL, "address vector");
     close_fid(f->cq ? &f->cq->fid : NULL, "completion queue");
     close_fid(f->domain ? &f->domain->fid : NULL, "domain");
@@ -315,48 +286,45 @@ void gshmemi_fab_close(gshmemi_proxy *x) {
     memset(f, 0, sizeof *f);
 }
 
-uint64_t gshmemi_fab_raddr(const gshmemi_proxy *x, int pe, uint64_t sym) { return sym - x->fab.rbase[pe]; }
+uint64_t gshmemi_fab_raddr(const pfabric *f, int pe, uint64_t sym) { return sym - f->rbase[pe]; }
 
-xfer *gshmemi_xfer_get(gshmemi_proxy *x, op_rec *r) {
-    xfer *f = x->fab.free_xfers;
-    if (!f) return NULL;
-    x->fab.free_xfers = f->next;
-    f->kind = XF_DIRECT;
-    f->rec = r;
-    f->ticket = r->ticket;
-    return f;
+xfer *gshmemi_xfer_get(pfabric *f, struct op_rec *rec, uint64_t ticket) {
+    xfer *x = f->free_xfers;
+    if (!x) return NULL;
+    f->free_xfers = x->next;
+    x->kind = XF_RMA;
+    x->rec = rec;
+    x->ticket = ticket;
+    return x;
 }
 
-void gshmemi_xfer_put(gshmemi_proxy *x, xfer *f) {
-    f->next = x->fab.free_xfers;
-    x->fab.free_xfers = f;
+void gshmemi_xfer_put(pfabric *f, xfer *x) {
+    x->next = f->free_xfers;
+    f->free_xfers = x;
 }
 
-static void dispatch(gshmemi_proxy *x, void *ctx, size_t len, int err) {
-    xfer *f = ctx;
-    if (!f) return;
-    if (f->kind == XF_DIRECT) gshmemi_direct_completion(x, f, err);
-    else gshmemi_staged_completion(x, f, len, err);
+static void dispatch(pfabric *f, void *ctx, size_t len, int err) {
+    if (ctx) f->p.on_completion(f->p.handler_ctx, ctx, len, err);
 }
 
-int gshmemi_fab_progress(gshmemi_proxy *x) {
+int gshmemi_fab_progress(pfabric *f) {
     struct fi_cq_msg_entry e[32];
-    ssize_t n = fi_cq_read(x->fab.cq, e, 32);
+    ssize_t n = fi_cq_read(f->cq, e, 32);
     if (n > 0) {
-        for (ssize_t k = 0; k < n; k++) dispatch(x, e[k].op_context, e[k].len, 0);
+        for (ssize_t k = 0; k < n; k++) dispatch(f, e[k].op_context, e[k].len, 0);
         return (int)n;
     }
     if (n == -FI_EAGAIN) return 0;
     if (n != -FI_EAVAIL) {
-        gshmemi_proxy_fail(x, GSHMEM_ERR_INTERNAL, "proxy: fi_cq_read failed: %s", gshmemi_fab_strerror((int)n));
+        gshmemi_perr_fail(f->p.err, GSHMEM_ERR_INTERNAL, "proxy: fi_cq_read failed: %s", gshmemi_fab_strerror((int)n));
         return 0;
     }
     struct fi_cq_err_entry ee;
     memset(&ee, 0, sizeof ee);
-    if (fi_cq_readerr(x->fab.cq, &ee, 0) != 1) return 0;
+    if (fi_cq_readerr(f->cq, &ee, 0) != 1) return 0;
     char buf[256];
-    const char *why = fi_cq_strerror(x->fab.cq, ee.prov_errno, ee.err_data, buf, sizeof buf);
+    const char *why = fi_cq_strerror(f->cq, ee.prov_errno, ee.err_data, buf, sizeof buf);
     gshmemi_info("proxy: error completion: %s (%s)", gshmemi_fab_strerror(ee.err), why ? why : "");
-    dispatch(x, ee.op_context, 0, ee.err ? ee.err : FI_EIO);
+    dispatch(f, ee.op_context, 0, ee.err ? ee.err : FI_EIO);
     return 1;
 }

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "memq.h"
-#include "proxy_impl.h"
 
 #define SLOTS GSHMEMI_MEMQ_SLOTS
 
@@ -91,7 +90,7 @@ static void commit(gshmemi_memq *q) {
 }
 
 /* The larger of the two queues' ticket words: a ticket passed on either covers everything
- * before it (see memq.h). */
+ * before it (docs/proxy.md, "The relay"). */
 static uint64_t passed(const gshmemi_memq *q) {
     uint64_t v = __atomic_load_n(q->done_word, __ATOMIC_ACQUIRE);
     if (q->relay_word) {

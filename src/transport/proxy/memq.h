@@ -1,28 +1,15 @@
 /* The staged mode's memory operations on an in-order device queue, without CUDA: tickets,
- * atomic batching, the hand-over of atomics' old values, and the diagnosis of a queue that
- * stops moving. It implements gshmemi_proxy_memops (proxy.h) on top of a backend that only
- * enqueues: in the library a CUDA stream (transport.c), in the unit tests a thread that
- * performs the queue late (tests/unit/proxy_harness.h), so the same bookkeeping runs in both.
- *
- * Tickets: mark hands out the next ticket number without enqueuing anything; the ticket's
- * write (backend.ticket: *done_word = t once everything enqueued before it was performed)
- * goes in when the proxy next asks what is done, so the requests of one pass over the
- * completion queue share one write. Atomics (and signal adds) are written into a ring of
- * descriptors and enqueued as one batch (backend.atomics) when anything else must follow
- * them: one launch for every atomic of a pass, in the same queue order. A descriptor slot is
- * written again only after the ticket that covers it passed (the batch has read it).
- *
- * The relay (optional, backend.relay_write): a second in-order queue for 64-bit stores (signal
- * SETs, 8-byte p's) and tickets, much quicker into GPU memory than a stream write (a GPU thread
- * that polls host memory performs them; transport.c). The two queues stay one order: a store
- * goes to the relay only while the stream is idle (everything enqueued on it covered by a
- * ticket that passed), and an operation enqueued on the stream after relay entries the relay
- * has not performed yet first makes the stream wait for them (backend.wait_relay). A ticket
- * goes where the operations since the previous one went, so done() is the larger of the two
- * queues' ticket words. */
+ * atomic batching, the hand-over of atomics' old values, the relay kept in one order with the
+ * queue, and the diagnosis of a queue that stops moving. It implements gshmemi_proxy_memops
+ * (proxy.h) on top of a backend that only enqueues: in the library a CUDA stream
+ * (transport.c), in the unit tests a thread that performs the queue late
+ * (tests/unit/proxy_harness.h), so the same bookkeeping runs in both. The protocol (tickets,
+ * batches, the relay's words, why one order holds over both queues): docs/proxy.md, "The
+ * memory queue" and "The relay". */
 #ifndef GSHMEMI_MEMQ_H
 #define GSHMEMI_MEMQ_H
 
+#include "kernels.h"
 #include "proxy.h"
 
 /* Atomics in flight (written, their ticket not yet passed): packed requests bring up to 256

@@ -12,40 +12,20 @@
 
 /* host callers blocked in gshmem_proxy_wait_ret / _quiet leave the core to the proxy */
 #define GSHMEM_PROXY_RELAX() sched_yield()
+#include "config.h"
+#include "fabric.h"
 #include "proxy_impl.h"
 #include "trace.h"
 
 #define DRAIN_BATCH 256          /* descriptors per ring per loop turn: amortises the CQ read */
 #define TIMEOUT_CHECK_S 0.01
 
-double gshmemi_proxy_now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-const char *gshmemi_proxy_op_name(int op) {
-    static const char *names[GSHMEM_PROXY_OP_COUNT] = {"nop", "put", "get", "p", "g", "atomic", "signal",
-                                                       "put_signal", "fence", "quiet"};
-    return op >= 0 && op < GSHMEM_PROXY_OP_COUNT ? names[op] : "unknown op";
-}
-
-void gshmemi_proxy_fail(gshmemi_proxy *x, int status, const char *fmt, ...) {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    gshmemi_error("%s", msg);
-    int zero = 0;
-    /* only the first error is kept: err_msg is written by the thread that wins the exchange */
-    if (__atomic_compare_exchange_n(&x->err_status, &zero, -1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-        snprintf(x->err_msg, sizeof x->err_msg, "%s", msg);
-        __atomic_store_n(&x->err_status, status, __ATOMIC_RELEASE);
-    }
-}
-
 /* ---- creation ----------------------------------------------------------------------- */
+static const struct gshmemi_proxy_mode *const modes[] = {
+    [GSHMEMI_PROXY_DIRECT] = &gshmemi_proxy_direct,
+    [GSHMEMI_PROXY_STAGED] = &gshmemi_proxy_staged,
+};
+
 static gshmemi_status pick_mode(gshmemi_proxy *x) {
     int m = x->p.mode;
     if (m == GSHMEMI_PROXY_AUTO) {
@@ -59,13 +39,33 @@ static gshmemi_status pick_mode(gshmemi_proxy *x) {
     }
     /* no libfabric here registers CUDA memory (FI_HMEM): device heaps are staged */
     if (m == GSHMEMI_PROXY_AUTO) m = x->p.heap_is_device ? GSHMEMI_PROXY_STAGED : GSHMEMI_PROXY_DIRECT;
-    if (m == GSHMEMI_PROXY_STAGED && (!x->p.mem.copy_to || !x->p.mem.copy_from || !x->p.mem.atomic ||
-                                      !x->p.mem.signal)) {
-        gshmemi_error("proxy: staged mode needs the copy_to, copy_from, atomic and signal memory operations");
+    if (m != GSHMEMI_PROXY_DIRECT && m != GSHMEMI_PROXY_STAGED) {
+        gshmemi_error("proxy: gshmemi_proxy_create: mode %d is not GSHMEMI_PROXY_AUTO, _DIRECT or _STAGED", m);
         return GSHMEM_ERR_INVALID_ARG;
     }
-    x->mode = m;
+    x->mode = modes[m];
+    return x->mode->check ? x->mode->check(&x->p) : GSHMEM_SUCCESS;
+}
+
+/* The endpoint, the mode's registrations and buffers, and every PE's address. */
+static gshmemi_status open_fabric(gshmemi_proxy *x) {
+    gshmemi_fab_params fp = {
+        .npes = x->p.npes, .single_host = x->p.single_host, .caps = x->mode->caps, .mr_local = x->mode->mr_local,
+        .mode = x->mode->name, .allgather = x->p.allgather, .allgather_ctx = x->p.allgather_ctx,
+        .on_completion = x->mode->completion, .handler_ctx = x, .err = &x->err,
+    };
+    uint64_t key = 0;
+    GSHMEMI_CHECK(gshmemi_fab_open(&x->fab, &fp));
+    GSHMEMI_CHECK(x->mode->open(x, &key));
+    GSHMEMI_CHECK(gshmemi_fab_exchange(&x->fab, key, x->p.heap_base));
+    gshmemi_info("proxy: provider %s, %s mode, address %s", x->fab.prov, x->mode->name, x->fab.addr);
     return GSHMEM_SUCCESS;
+}
+
+/* The endpoint first (buffers may still be posted), then what the mode owns. */
+static void close_fabric(gshmemi_proxy *x) {
+    gshmemi_fab_close(&x->fab);
+    if (x->mode && x->mode->close) x->mode->close(x);
 }
 
 static gshmemi_status check_params(const gshmemi_proxy_params *p) {
@@ -92,13 +92,12 @@ gshmemi_status gshmemi_proxy_create(const gshmemi_proxy_params *p, gshmemi_proxy
     gshmemi_status st;
     gshmemi_ptrace_open();
     GSHMEMI_CHECK_GOTO(pick_mode(x), st, fail);
-    GSHMEMI_CHECK_GOTO(gshmemi_fab_open(x), st, fail);
+    GSHMEMI_CHECK_GOTO(open_fabric(x), st, fail);
     GSHMEMI_CHECK_GOTO(gshmemi_pring_create(x, 256, NULL, false, &x->host), st, fail);
     *out = x;
     return GSHMEM_SUCCESS;
 fail:
-    gshmemi_fab_close(x);       /* the endpoint first: buffers may still be posted */
-    gshmemi_staged_close(x);
+    close_fabric(x);
     free(x->peer_dead);
     free(x->pumpq);
     free(x);
@@ -125,9 +124,7 @@ static int pump_peer(gshmemi_proxy *x, pump_q *q) {
     int work = 0;
     op_rec *r;
     while ((r = q->h)) {
-        int ret = r->state != REC_ACTIVE           ? 0
-                  : x->mode == GSHMEMI_PROXY_DIRECT ? gshmemi_direct_pump(x, r)
-                                                    : gshmemi_staged_pump(x, r);
+        int ret = r->state == REC_ACTIVE ? x->mode->pump(x, r) : 0;
         if (ret == -FI_EAGAIN) break;
         q->h = r->next;
         if (!q->h) q->t = NULL;
@@ -167,7 +164,7 @@ static int pump_all(gshmemi_proxy *x) {
         x->pumpq[x->pump_last].next = f;
         x->pump_last = f;
     }
-    if (x->mode == GSHMEMI_PROXY_STAGED) work += gshmemi_staged_send(x);
+    if (x->mode->send) work += x->mode->send(x);
     return work;
 }
 
@@ -175,7 +172,7 @@ static bool busy(const gshmemi_proxy *x) {
     if (x->pump_n) return true;
     for (int i = 0; i < x->n_rings; i++)
         if (gshmemi_pring_busy(x->rings[i])) return true;
-    return x->mode == GSHMEMI_PROXY_STAGED && gshmemi_staged_busy(x);
+    return x->mode->busy && x->mode->busy(x);
 }
 
 static void idle_sleep(void) {
@@ -198,7 +195,7 @@ static void report(gshmemi_proxy *x) {
                               (unsigned long long)g->acked);
     }
     if (o < sizeof line) o += (size_t)snprintf(line + o, sizeof line - o, "%llu records to post; ", pumped);
-    if (x->mode == GSHMEMI_PROXY_STAGED && o < sizeof line) gshmemi_staged_describe(x, line + o, sizeof line - o);
+    if (x->mode->describe && o < sizeof line) x->mode->describe(x, line + o, sizeof line - o);
     gshmemi_info("proxy progress: %s", line);
 }
 
@@ -214,13 +211,13 @@ static void *proxy_main(void *arg) {
          * send call */
         if (x->pump_n) work += pump_all(x);
         double tq = gshmemi_trace_buf ? gshmemi_proxy_now() : 0;
-        int wq = gshmemi_fab_progress(x);
+        int wq = gshmemi_fab_progress(&x->fab);
         if (wq && gshmemi_trace_buf) {
             gshmemi_ptrace_at(tq, TR_CQ_B, (uint32_t)wq);
             gshmemi_ptrace(TR_CQ_E, (uint32_t)wq);
         }
         work += wq;
-        if (x->mode == GSHMEMI_PROXY_STAGED) work += gshmemi_staged_progress(x);
+        if (x->mode->progress) work += x->mode->progress(x);
         if (x->pump_n) work += pump_all(x);
         for (int i = 0; i < x->n_rings; i++) gshmemi_pring_retire(x->rings[i]);
         /* nothing done this turn: let a producer or a peer sharing this core run (returns at
@@ -326,18 +323,16 @@ gshmemi_status gshmemi_proxy_quiet(gshmemi_proxy *x) { return gshmem_proxy_quiet
 
 /* ---- queries and finalize ------------------------------------------------------------ */
 const char *gshmemi_proxy_provider(const gshmemi_proxy *x) { return x->fab.prov; }
-int gshmemi_proxy_mode(const gshmemi_proxy *x) { return x->mode; }
+int gshmemi_proxy_mode(const gshmemi_proxy *x) { return x->mode->id; }
+const char *gshmemi_proxy_mode_name(const gshmemi_proxy *x) { return x->mode->name; }
 const char *gshmemi_proxy_address(const gshmemi_proxy *x) { return x->fab.addr; }
 uint64_t gshmemi_proxy_consumed(const gshmemi_proxy *x) { return __atomic_load_n(&x->consumed, __ATOMIC_RELAXED); }
 uint64_t gshmemi_proxy_carried(const gshmemi_proxy *x) {
-    return x->mode == GSHMEMI_PROXY_STAGED && x->st ? gshmemi_staged_carried(x) : 0;
+    return x->mode->carried && x->mode_state ? x->mode->carried(x) : 0;
 }
 
 gshmemi_status gshmemi_proxy_error(const gshmemi_proxy *x, const char **msg) {
-    int st = __atomic_load_n(&x->err_status, __ATOMIC_ACQUIRE);
-    if (st < 0) st = 0;   /* being written */
-    if (msg) *msg = st ? x->err_msg : "";
-    return st;
+    return gshmemi_perr_get(&x->err, msg);
 }
 
 gshmemi_status gshmemi_proxy_finalize(gshmemi_proxy *x) {
@@ -352,8 +347,7 @@ gshmemi_status gshmemi_proxy_finalize(gshmemi_proxy *x) {
         gshmemi_proxy_stop(x);
     }
     gshmemi_ptrace_close(x->p.mype);
-    gshmemi_fab_close(x);
-    gshmemi_staged_close(x);
+    close_fabric(x);
     for (int i = 0; i < x->n_rings; i++) gshmemi_pring_destroy(x->rings[i]);
     free(x->peer_dead);
     free(x->pumpq);

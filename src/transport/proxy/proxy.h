@@ -2,7 +2,7 @@
  * (libfabric endpoint, address exchange, registration), hand out descriptor rings, run the
  * proxy thread, host-initiated blocking operations, finalize. The transport ops table calls
  * these; nothing here names CUDA: device memory is reached through gshmemi_proxy_memops.
- * Ring layout and protocol: include/gshmem/proxy_desc.h. */
+ * The ring, the wire messages and the relay: docs/proxy.md. */
 #ifndef GSHMEMI_PROXY_H
 #define GSHMEMI_PROXY_H
 
@@ -10,7 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "base.h"
+#include "config.h"   /* the proxy reads its settings from gshmemi_cfg, which its user loads */
+#include "status.h"
 #include "gshmem/proxy_desc.h"
 
 typedef struct gshmemi_proxy gshmemi_proxy;
@@ -78,7 +80,7 @@ gshmemi_status gshmemi_proxy_create(const gshmemi_proxy_params *p, gshmemi_proxy
 /* A new descriptor ring of n_slots (power of two; 0 = GSHMEM_PROXY_RING_SLOTS). `tail` is
  * where producers keep their ticket counter (GPU memory in the library; NULL = in host
  * memory next to the ring). with_rets: the ring owns a completion slot per descriptor slot
- * (chan.rets; protocol in gshmem/proxy_desc.h). Only before gshmemi_proxy_start. */
+ * (chan.rets; docs/proxy.md, "The descriptor ring"). Only before gshmemi_proxy_start. */
 gshmemi_status gshmemi_proxy_ring(gshmemi_proxy *x, uint64_t n_slots, uint64_t *tail,
                                   bool with_rets, gshmem_proxy_chan *out);
 
@@ -105,18 +107,18 @@ void gshmemi_proxy_set_heap(gshmemi_proxy *x, void *heap_base, size_t heap_size)
 /* Every host operation issued before is complete. */
 gshmemi_status gshmemi_proxy_quiet(gshmemi_proxy *x);
 
-/* What was chosen: "tcp;ofi_rxm", "direct"/"staged", the published address. */
+/* What was chosen: "tcp;ofi_rxm", the mode (GSHMEMI_PROXY_DIRECT / _STAGED, and its name),
+ * the published address. */
 const char *gshmemi_proxy_provider(const gshmemi_proxy *x);
 int gshmemi_proxy_mode(const gshmemi_proxy *x);
+const char *gshmemi_proxy_mode_name(const gshmemi_proxy *x);
 const char *gshmemi_proxy_address(const gshmemi_proxy *x);
 /* First error this proxy reported (status; its message in msg if msg != NULL), 0 if none. */
 gshmemi_status gshmemi_proxy_error(const gshmemi_proxy *x, const char **msg);
 /* Descriptors this proxy has consumed since creation (all rings). */
 uint64_t gshmemi_proxy_consumed(const gshmemi_proxy *x);
-/* Responses its requests carried (staged mode: docs/design.md, "Carried responses"; 0 in direct). */
+/* Responses its requests carried (staged mode: docs/proxy.md, "Carried responses"; 0 in direct). */
 uint64_t gshmemi_proxy_carried(const gshmemi_proxy *x);
-/* Seconds on CLOCK_MONOTONIC: the proxy's clock for its time split and timeouts. */
-double gshmemi_proxy_now(void);
 
 /* Collective: waits until every PE has completed its own rings (the thread keeps serving
  * peers meanwhile), stops the thread, closes the endpoint and frees everything. */

@@ -1,15 +1,13 @@
-/* What the files of the proxy transport share: the consumer side of a ring and its
- * in-flight records (ring.c), the libfabric endpoint (fabric.c), the two data modes
- * (direct.c, staged.c) and the proxy thread (proxy.c). Not seen outside this folder. */
+/* What the files of the proxy transport share above the libfabric layer (fabric.h): the
+ * consumer side of a ring and its in-flight records (ring.c), the data-mode table that
+ * direct.c and staged.c fill, and the proxy itself (proxy.c). Not seen outside this folder. */
 #ifndef GSHMEMI_PROXY_IMPL_H
 #define GSHMEMI_PROXY_IMPL_H
 
 #include <pthread.h>
-#include <rdma/fabric.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_errno.h>
 
+#include "base.h"
+#include "fabric.h"
 #include "proxy.h"
 
 #define PROXY_MAX_RINGS 64
@@ -60,47 +58,48 @@ typedef struct pring {
     void *mem;
 } pring;
 
-/* ---- libfabric (fabric.c) ----------------------------------------------------------- */
-enum { XF_DIRECT = 1, XF_TX, XF_RX };
-
-/* One posted fabric operation; the context libfabric hands back (FI_CONTEXT2 first). */
-typedef struct xfer {
-    struct fi_context2 ctx;
-    uint8_t kind;               /* XF_* */
-    op_rec *rec;
-    uint64_t ticket;            /* rec->ticket when posted: a stale completion is ignored */
-    struct xfer *next;
-} xfer;
-
-typedef struct pfabric {
-    struct fi_info *info;
-    struct fid_fabric *fabric;
-    struct fid_domain *domain;
-    struct fid_ep *ep;
-    struct fid_av *av;
-    struct fid_cq *cq;
-    struct fid_mr *heap_mr;
-    struct fid_mr *stage_mr;    /* staged mode's buffers (closed after the endpoint) */
-    void *heap_desc;
-    uint64_t *rkey;             /* [npes] heap key of each PE */
-    uint64_t *rbase;            /* [npes] what to subtract from a symmetric address (0: virt) */
-    bool mr_local, mr_endpoint, virt_addr;
-    size_t max_msg;
-    char prov[64];
-    char addr[96];              /* printable form of the published address */
-    xfer *xfers, *free_xfers;
-    size_t n_xfers;
-} pfabric;
-
-/* ---- the staged protocol (staged.c) ---------------------------------------------------- */
-struct staged;
+/* ---- the data modes (direct.c, staged.c) ------------------------------------------- */
+/* How a record's operation reaches its target. The proxy thread calls it; the fabric layer
+ * hands it the completions (completion, with the proxy as ctx). NULL entries: nothing to do. */
+struct gshmemi_proxy_mode {
+    int id;                     /* GSHMEMI_PROXY_DIRECT / _STAGED (gshmemi_proxy_mode) */
+    const char *name;           /* "direct", "staged" */
+    uint64_t caps;              /* what it needs of the provider */
+    bool mr_local;              /* it registers every local buffer (FI_MR_LOCAL accepted) */
+    /* Before anything is opened: the parameters give what it needs. */
+    gshmemi_status (*check)(const gshmemi_proxy_params *p);
+    /* The endpoint is open, the addresses not yet exchanged: register what peers reach (*key:
+     * the heap key published with the address) and post what must be posted before a peer
+     * may send. */
+    gshmemi_status (*open)(gshmemi_proxy *x, uint64_t *key);
+    /* After the endpoint closed: free the mode's state. */
+    void (*close)(gshmemi_proxy *x);
+    /* Posts what it can of r's current stage: 0 all posted, -FI_EAGAIN retry later (r stays at
+     * the head of its PE's queue), other: failed (r completed with an error). */
+    int (*pump)(gshmemi_proxy *x, op_rec *r);
+    /* After a pump pass: hands what it prepared to the provider; returns work done. */
+    int (*send)(gshmemi_proxy *x);
+    /* Nothing of r's current stage is left to post or to complete: its next stage, or r
+     * completes. */
+    void (*stage_done)(gshmemi_proxy *x, op_rec *r);
+    gshmemi_fab_handler completion;
+    /* Each turn of the loop, after the completions: retries and deferred work done. */
+    int (*progress)(gshmemi_proxy *x);
+    /* Work in flight besides the records (buffers out, credits in use). */
+    bool (*busy)(const gshmemi_proxy *x);
+    /* Responses its requests carried (gshmemi_proxy_carried). */
+    uint64_t (*carried)(const gshmemi_proxy *x);
+    /* One line of its state for the progress report (GSHMEM_DEBUG=1). */
+    void (*describe)(const gshmemi_proxy *x, char *buf, size_t len);
+};
+extern const struct gshmemi_proxy_mode gshmemi_proxy_direct, gshmemi_proxy_staged;
 
 /* ---- the proxy ----------------------------------------------------------------------- */
 struct gshmemi_proxy {
     gshmemi_proxy_params p;
-    int mode;                   /* DIRECT or STAGED */
+    const struct gshmemi_proxy_mode *mode;
+    void *mode_state;           /* the mode's own (staged.c's) */
     pfabric fab;
-    struct staged *st;
     pring *rings[PROXY_MAX_RINGS];
     int n_rings;
     pring *host;                /* ring of the host-initiated operations */
@@ -113,15 +112,8 @@ struct gshmemi_proxy {
     int thread_started;         /* atomic */
     int stop;                   /* atomic */
     uint64_t consumed;          /* atomic (read by other threads) */
-    int err_status;             /* atomic: first error of the proxy */
-    char err_msg[512];
+    gshmemi_perr err;           /* the first error of the proxy */
 };
-
-/* common helpers (proxy.c; gshmemi_proxy_now is in proxy.h) */
-const char *gshmemi_proxy_op_name(int op);
-/* Records the first error of the proxy (message printed through gshmemi_error). */
-void gshmemi_proxy_fail(gshmemi_proxy *x, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /* ring.c */
 /* with_rets: the ring owns one completion slot per descriptor slot (chan.rets). */
@@ -145,45 +137,5 @@ void gshmemi_rec_fail(gshmemi_proxy *x, op_rec *r, int status, bool peer_dead, c
 bool gshmemi_heap_range(const gshmemi_proxy *x, uint64_t a, uint64_t n);
 /* Records (PE, op) in the ring's sticky error once. */
 void gshmemi_pring_set_error(pring *g, int status, int pe, uint64_t ticket);
-
-/* fabric.c */
-gshmemi_status gshmemi_fab_open(gshmemi_proxy *x);
-void gshmemi_fab_close(gshmemi_proxy *x);
-/* Reads completions and dispatches them; returns how many. */
-int gshmemi_fab_progress(gshmemi_proxy *x);
-xfer *gshmemi_xfer_get(gshmemi_proxy *x, op_rec *r);
-void gshmemi_xfer_put(gshmemi_proxy *x, xfer *f);
-uint64_t gshmemi_fab_raddr(const gshmemi_proxy *x, int pe, uint64_t sym);
-/* A random key for a registration (FI_MR_PROV_KEY aside, the application picks keys). */
-uint64_t gshmemi_fab_random_key(const gshmemi_proxy *x);
-/* fi_mr_reg (+ bind/enable where FI_MR_ENDPOINT). */
-gshmemi_status gshmemi_fab_register(gshmemi_proxy *x, void *buf, size_t len, uint64_t access, uint64_t key,
-                                    struct fid_mr **mr, const char *what);
-/* "fi_write to PE 3: Connection refused" style text for a libfabric error. */
-const char *gshmemi_fab_strerror(int ret);
-
-/* direct.c: posts what it can of r's current stage; 0 = all posted, -FI_EAGAIN = retry
- * later, other = failed (r completed with an error). */
-int gshmemi_direct_pump(gshmemi_proxy *x, op_rec *r);
-/* Everything of the current stage completed: next stage, or the record completes. */
-void gshmemi_direct_stage_done(gshmemi_proxy *x, op_rec *r);
-gshmemi_status gshmemi_direct_check_atomics(gshmemi_proxy *x);
-void gshmemi_direct_completion(gshmemi_proxy *x, xfer *f, int err);
-
-/* staged.c */
-gshmemi_status gshmemi_staged_open(gshmemi_proxy *x);
-void gshmemi_staged_close(gshmemi_proxy *x);
-int gshmemi_staged_pump(gshmemi_proxy *x, op_rec *r);
-/* Hands the requests whose source copies are done to the provider (after a pump pass). */
-int gshmemi_staged_send(gshmemi_proxy *x);
-void gshmemi_staged_stage_done(gshmemi_proxy *x, op_rec *r);
-/* A send or receive completed (err != 0: failed). */
-void gshmemi_staged_completion(gshmemi_proxy *x, xfer *f, size_t len, int err);
-/* Retries deferred receives and unsent responses; returns work done. */
-int gshmemi_staged_progress(gshmemi_proxy *x);
-bool gshmemi_staged_busy(const gshmemi_proxy *x);
-uint64_t gshmemi_staged_carried(const gshmemi_proxy *x);
-/* One line of the staged protocol's state (GSHMEM_DEBUG's progress report). */
-void gshmemi_staged_describe(const gshmemi_proxy *x, char *buf, size_t len);
 
 #endif

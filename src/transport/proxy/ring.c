@@ -1,7 +1,10 @@
 /* The consumer side of a descriptor ring: reading published slots in ticket order,
- * refusing bad descriptors, the in-flight record table, and retiring completed tickets in
- * order (ctrl->retired). Protocol and orderings: include/gshmem/proxy_desc.h. */
+ * refusing bad descriptors, the in-flight record table, the per-PE queues of records to post,
+ * and retiring completed tickets in order (ctrl->retired). The protocol and its orderings:
+ * docs/proxy.md, "The descriptor ring". A record's operation is the data mode's
+ * (x->mode); this file only starts, times out and retires records. */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,7 +140,7 @@ void gshmemi_rec_fail(gshmemi_proxy *x, op_rec *r, int status, bool peer_dead, c
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
     if (r->state != REC_ACTIVE) return;
-    gshmemi_proxy_fail(x, status, "proxy: %s of %llu bytes to PE %d (ring %d, ticket %llu) failed: %s",
+    gshmemi_perr_fail(&x->err, status, "proxy: %s of %llu bytes to PE %d (ring %d, ticket %llu) failed: %s",
                        gshmemi_proxy_op_name(r->d.op), (unsigned long long)r->d.size, r->d.pe, r->ring->id,
                        (unsigned long long)r->ticket, why);
     if (peer_dead && r->d.pe >= 0 && r->d.pe < x->p.npes) x->peer_dead[r->d.pe] = true;
@@ -161,7 +164,7 @@ static void begin(gshmemi_proxy *x, pring *g, op_rec *r, uint64_t t, double *now
     const char *field, *why;
     uint64_t val;
     if ((why = check_desc(x, d, &field, &val))) {
-        gshmemi_proxy_fail(x, GSHMEM_ERR_INVALID_ARG,
+        gshmemi_perr_fail(&x->err, GSHMEM_ERR_INVALID_ARG,
                            "proxy: descriptor refused (ring %d, ticket %llu): %s to PE %d: field %s = %lld (%#llx): %s "
                            "(heap [%p, +%zu)); it was not executed: fix the call that posted it",
                            g->id, (unsigned long long)t, gshmemi_proxy_op_name(d->op), d->pe, field,
@@ -304,6 +307,5 @@ void gshmemi_pump_push(gshmemi_proxy *x, op_rec *r) {
 
 void gshmemi_rec_progressed(gshmemi_proxy *x, op_rec *r) {
     if (r->state != REC_ACTIVE || r->inflight || r->queued) return;
-    if (x->mode == GSHMEMI_PROXY_DIRECT) gshmemi_direct_stage_done(x, r);
-    else gshmemi_staged_stage_done(x, r);
+    x->mode->stage_done(x, r);
 }

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "config.h"
 #include "trace.h"
 
 #define TRACE_CAP (1u << 20)

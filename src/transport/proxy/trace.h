@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "proxy.h"   /* gshmemi_proxy_now: the trace's clock is the proxy's */
+#include "base.h"   /* gshmemi_proxy_now: the trace's clock is the proxy's */
 
 /* the numbers tools/proxy_trace.py reads: append, never renumber */
 enum {

@@ -15,11 +15,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "config.h"
+#include "cuda_driver.h"
+#include "cuda_util.h"
+#include "kernels.h"
 #include "memq.h"
-#include "trace.h"
 #include "placement.h"
 #include "proxy.h"
+#include "relay.h"
+#include "state.h"
+#include "trace.h"
 #include "gshmem/device/state.h"
 
 typedef struct proxy_tctx {
@@ -42,7 +47,7 @@ typedef struct proxy_tctx {
     gshmemi_amo_desc *amos;       /* pinned, mapped: the atomics' descriptors */
     gshmemi_amo_desc *d_amos;     /* the same, as the GPU sees it */
     gshmemi_memq q;
-    /* the relay (under MPS; memq.h, device/relay.cu): entries, and its words (performed, stop,
+    /* the relay (under MPS; docs/proxy.md, "The relay"): entries, and its words (performed, stop,
      * its ticket word: GSHMEMI_RELAY_DONE / _STOP / _TICKET; pinned, mapped) */
     gshmemi_relay_slot *relay, *d_relay;
     uint64_t *relay_ctrl, *d_relay_ctrl;
@@ -52,7 +57,7 @@ typedef struct proxy_tctx {
                                    * close_context, where the memory queue may still read it) */
     /* How long the memory queue's CUDA calls took (GSHMEM_DEBUG=1 prints it at finalize): they
      * only enqueue, so a long one means the driver held the proxy thread (a full stream queue,
-     * a lock) — what session 16's many-block runs could not tell from the outside */
+     * a lock), which nothing outside the proxy can tell */
     struct {
         uint64_t n;
         double sum, max;
@@ -227,9 +232,9 @@ static gshmemi_status open_relay(proxy_tctx *c) {
     if (!gshmemi_cfg.PROXY_RELAY || gshmemi_place.mps <= 0) return GSHMEM_SUCCESS;
     /* A CUDA tool (compute-sanitizer, Nsight Compute or Systems) is attached: a kernel that
      * never ends would stall a profiler that replays each kernel alone, and memcheck flags
-     * the relay's stores into heap chunks mapped after its launch (session 20: "Invalid
-     * __global__ write ... out of bounds ... inside the nearest allocation"), then kills it.
-     * Stream memory operations do the relay's work then. */
+     * the relay's stores into heap chunks mapped after its launch ("Invalid __global__ write
+     * ... out of bounds ... inside the nearest allocation"), then kills it. Stream memory
+     * operations do the relay's work then. */
     const char *tool = cuda_tool();
     if (tool) {
         gshmemi_info("proxy: a CUDA tool is attached (%s): the relay stays off", tool);
@@ -380,10 +385,9 @@ static gshmemi_status proxy_init(gshmemi_state *s, void **tctx, bool *reach) {
 }
 
 /* Staged mode without MPS: the proxy's context and the program's share the GPU by time slices,
- * so a placement the program's spinning kernel waits for waits for a slice (milliseconds).
- * Session 21 on 2 x H200, a GPU per PE, 2 PEs as 2 nodes: p one-way 1136 us without MPS,
- * 11.9-13.5 us under it (docs/performance.md, "Session 21 on 2 x H200").
- * Said once per node (its first PE), with what to do. */
+ * so a placement the program's spinning kernel waits for waits for a slice: a p one way takes
+ * a millisecond instead of microseconds (docs/performance.md has the numbers). Said once per
+ * node (its first PE), with what to do. */
 static void warn_no_mps(const gshmemi_state *s, const proxy_tctx *c) {
     if (gshmemi_proxy_mode(c->x) != GSHMEMI_PROXY_STAGED || s->boot.local_rank != 0 || gshmemi_place.mps > 0)
         return;
@@ -446,11 +450,9 @@ static gshmemi_status proxy_chunk_added(gshmemi_state *s, void *tctx, const gshm
     c->dev_chan.rets = (gshmem_proxy_ret *)(d_mem + ((char *)c->host_chan.rets - (char *)c->ring_mem));
     c->dev_chan.tail = c->d_words;
     /* The ring's GPU-memory copies of head and retired (gshmem_proxy_chan.gpu_words): waiting
-     * producers and quiets read GPU memory, one reader at a time reads the host word (channel.h).
-     * GSHMEM_PROXY_GPU_COPIES picks them (3 both, 1 head, 2 retired, 0 none: every waiter reads
-     * across PCIe). Session 17 left them off after wrong all-reduce rows of bench/collectives;
-     * session 18 found those rows came from the benchmark's host put reading a source whose
-     * pageable cudaMemcpy had not landed (rma.c's after_legacy), with the copies on or off. */
+     * producers and quiets read GPU memory, one reader at a time reads the host word
+     * (docs/proxy.md). GSHMEM_PROXY_GPU_COPIES picks them (3 both, 1 head, 2 retired, 0 none:
+     * every waiter reads across PCIe). */
     c->dev_chan.gpu_words = NULL;
     const uint64_t mode = (uint64_t)(gshmemi_cfg.PROXY_GPU_COPIES & 3);
     if (mode) {
@@ -460,8 +462,7 @@ static gshmemi_status proxy_chunk_added(gshmemi_state *s, void *tctx, const gshm
     GSHMEMI_CHECK(gshmemi_proxy_start(c->x));
     char what[256];
     snprintf(what, sizeof what, "%s, %s mode, address %s", gshmemi_proxy_provider(c->x),
-             gshmemi_proxy_mode(c->x) == GSHMEMI_PROXY_STAGED ? "staged" : "direct",
-             gshmemi_proxy_address(c->x));
+             gshmemi_proxy_mode_name(c->x), gshmemi_proxy_address(c->x));
     gshmemi_info("proxy transport: %s; %llu-slot ring", what, (unsigned long long)c->host_chan.n_slots);
     warn_no_mps(s, c);
     return GSHMEM_SUCCESS;
@@ -500,8 +501,7 @@ static void proxy_describe(void *tctx, char *buf, size_t len) {
         snprintf(buf, len, "proxy: not used (one node)");
         return;
     }
-    snprintf(buf, len, "proxy: %s, %s mode", gshmemi_proxy_provider(c->x),
-             gshmemi_proxy_mode(c->x) == GSHMEMI_PROXY_STAGED ? "staged" : "direct");
+    snprintf(buf, len, "proxy: %s, %s mode", gshmemi_proxy_provider(c->x), gshmemi_proxy_mode_name(c->x));
 }
 
 static void proxy_finalize(gshmemi_state *s, void *tctx) {

@@ -1,0 +1,62 @@
+/* The symmetric heap (heap.c): a VA range at the same base on every PE, physical chunks
+ * mapped on demand, the offset allocator (alloc.h) that makes collective allocation
+ * deterministic; and device memory of one PE outside it. */
+#ifndef GSHMEMI_HEAP_H
+#define GSHMEMI_HEAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloc.h"
+#include "status.h"
+
+struct gshmemi_state;
+
+/* One physical chunk mapped at [base + off, base + off + size) of this PE's window. */
+typedef struct gshmemi_chunk {
+    uint64_t off, size;
+    unsigned long long handle;   /* CUmemGenericAllocationHandle of the local allocation */
+} gshmemi_chunk;
+
+typedef struct gshmemi_heap {
+    char *base;                  /* B: identical on every PE */
+    uint64_t window;             /* W: VA per local PE; window k = local peer (me+k) mod L */
+    uint64_t reserved;           /* VA reserved = window * n_windows */
+    int n_windows;               /* = local_size */
+    uint64_t mapped;             /* bytes of this PE's window backed by memory */
+    uint64_t cap;                /* GSHMEM_HEAP_MAX, <= window */
+    uint64_t granularity;        /* cuMemGetAllocationGranularity (recommended) */
+    gshmemi_chunk *chunks;
+    int n_chunks, chunks_cap;
+    gshmemi_alloc alloc;         /* offsets within [0, mapped) */
+    uint64_t internal_bytes;     /* what the library itself allocated from the heap */
+    int cu_device;
+} gshmemi_heap;
+
+static inline bool gshmemi_heap_contains(const gshmemi_heap *h, const void *p) {
+    return (const char *)p >= h->base && (const char *)p < h->base + h->mapped;
+}
+
+/* Collective, after the transports are up: reserves the identical VA range. */
+gshmemi_status gshmemi_heap_init(struct gshmemi_state *s);
+/* Collective: allocate `size` bytes aligned to `align` (power of two); grows the mapping
+ * when needed (each new chunk goes to every transport's chunk_added); returns the symmetric
+ * pointer. internal=true accounts it as library use. `call` names the public call. */
+gshmemi_status gshmemi_heap_alloc(struct gshmemi_state *s, size_t size, size_t align, bool internal,
+                                  void **out, const char *call);
+gshmemi_status gshmemi_heap_free(struct gshmemi_state *s, void *ptr, const char *call);
+void gshmemi_heap_finalize(struct gshmemi_state *s);
+
+/* Device memory of this PE alone (not symmetric, outside the heap), reachable from every CUDA
+ * context of the process on its GPU. */
+typedef struct gshmemi_local_mem {
+    void *ptr;
+    uint64_t size;
+    unsigned long long handle;
+} gshmemi_local_mem;
+gshmemi_status gshmemi_local_mem_alloc(struct gshmemi_state *s, size_t size, gshmemi_local_mem *m,
+                                       const char *call);
+void gshmemi_local_mem_free(gshmemi_local_mem *m);
+
+#endif

@@ -1,0 +1,58 @@
+/* The kernels the host side launches (src/device/stream_ops.cu): barrier, atomics, signals,
+ * waits and the on-stream forms to remote PEs. Each entry point returns a cudaError_t;
+ * pointers are already translated to this PE's mapping. The team syncs and collectives take
+ * a plan: src/team/plan.h. src/device's launch helpers (launch.cuh) include this header for
+ * these declarations and for what they read of the host side: the configuration
+ * (GSHMEM_COLL_PDL) and, in a file that includes <cuda.h> first, the driver's table. */
+#ifndef GSHMEMI_KERNELS_H
+#define GSHMEMI_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#if defined(CUDA_VERSION) && !defined(GSHMEMI_NO_CUDA)
+#include "cuda_driver.h"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int gshmemi_launch_barrier_all(void *stream);
+/* One atomic (GSHMEMI_AMO_*) of 4 or 8 bytes at p; the old value goes to *out (device-
+ * accessible, may be NULL). */
+int gshmemi_launch_amo(void *stream, int op, size_t size, void *p, uint64_t value, uint64_t cond,
+                       uint64_t *out);
+/* A batch of atomics (GSHMEMI_AMO_*, 4 or 8 bytes) applied by one kernel on the stream: the
+ * descriptors ring[(first + i) % slots] for i < n (n <= GSHMEMI_AMO_BATCH_MAX; device-readable,
+ * e.g. mapped pinned memory, untouched until the kernel completed), old values to
+ * olds[(first + i) % slots]. Atomics on one 8-byte word apply in ring order. */
+#define GSHMEMI_AMO_BATCH_MAX 256
+typedef struct gshmemi_amo_desc {
+    uint64_t addr, operand, compare;
+    uint32_t op, size;
+} gshmemi_amo_desc;
+int gshmemi_launch_amo_batch(void *stream, const gshmemi_amo_desc *ring, uint64_t *olds, unsigned first,
+                             unsigned n, unsigned slots);
+/* Loads the batch kernel into the current context (a cudaError_t). */
+int gshmemi_amo_batch_load(void);
+/* The on-stream forms to a remote PE: a one-thread kernel makes the device call (which posts
+ * to the PE's remote channel and, for PUT/GET/PUT_SIGNAL, waits until it completed).
+ * sym: the symmetric address on pe; local: this PE's buffer. */
+enum { GSHMEMI_REMOTE_PUT, GSHMEMI_REMOTE_GET, GSHMEMI_REMOTE_PUT_SIGNAL, GSHMEMI_REMOTE_SIGNAL,
+       GSHMEMI_REMOTE_QUIET };
+int gshmemi_launch_remote(void *stream, int what, void *sym, const void *local, size_t n,
+                          uint64_t *sig, uint64_t value, int sig_op, int pe);
+/* Signal update at p: release (after earlier stream work's data) or relaxed. */
+int gshmemi_launch_signal(void *stream, uint64_t *p, uint64_t value, int sig_op, int release);
+/* Waits until every included ivars[i] (size bytes, signedness) satisfies cmp against
+ * values[i] or value. */
+int gshmemi_launch_wait_all(void *stream, void *ivars, size_t n, size_t size, int is_signed,
+                            const int *status, int cmp, const void *values, uint64_t value);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,48 @@
+/* The transport interface: a transport reaches some PEs, and the core reaches a peer only
+ * through its ops table (the list is src/transport/registry.c, the one file that names
+ * transports). The core asks every transport built in, in registration order; a PE is served
+ * by the first that reaches it. */
+#ifndef GSHMEMI_TRANSPORT_H
+#define GSHMEMI_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heap.h"
+#include "status.h"
+
+struct gshmemi_state;
+struct gshmemi_device_state;
+
+struct gshmemi_transport_ops {
+    const char *name;
+    /* true: the PEs it reaches are mapped into window slots (device loads and stores, host
+     * copies through the mapping); false: they are reached by the operations below */
+    bool load_store;
+    /* Decide which PEs it reaches; set reach[pe] = true for those (reach has n_pes). */
+    gshmemi_status (*init)(struct gshmemi_state *s, void **tctx, bool *reach);
+    /* Called collectively after this PE mapped a new chunk at heap offset c->off. */
+    gshmemi_status (*chunk_added)(struct gshmemi_state *s, void *tctx, const gshmemi_chunk *c);
+    /* Its part of the device view (may be NULL). */
+    gshmemi_status (*fill_device)(struct gshmemi_state *s, void *tctx, struct gshmemi_device_state *d);
+    /* Host-initiated blocking operations to a PE it reaches (only when !load_store): done
+     * (delivered / value fetched) when they return; `src`/`dst` any host or device memory. */
+    gshmemi_status (*put)(void *tctx, void *dst_sym, const void *src, size_t n, int pe);
+    gshmemi_status (*get)(void *tctx, void *dst, const void *src_sym, size_t n, int pe);
+    gshmemi_status (*amo)(void *tctx, int op, size_t size, void *dst_sym, uint64_t value,
+                          uint64_t cond, int pe, uint64_t *old);
+    gshmemi_status (*signal)(void *tctx, uint64_t *sig_sym, uint64_t value, int sig_op, int pe);
+    gshmemi_status (*put_signal)(void *tctx, void *dst_sym, const void *src, size_t n,
+                                 uint64_t *sig_sym, uint64_t value, int sig_op, int pe);
+    /* What it is, for gshmem-info and GSHMEM_DEBUG (may be NULL). */
+    void (*describe)(void *tctx, char *buf, size_t len);
+    /* Collective, while the heap is still mapped. */
+    void (*finalize)(struct gshmemi_state *s, void *tctx);
+};
+
+/* The transports built in, NULL-terminated (src/transport/registry.c). */
+extern const struct gshmemi_transport_ops *const gshmemi_transports[];
+#define GSHMEMI_MAX_TRANSPORTS 4
+
+#endif
