@@ -40,7 +40,8 @@ run() {
   local rc=$?
   local ms=$(( ($(date +%s%N) - t0) / 1000000 )); local dt=$((ms / 1000)).$(printf %03d $((ms % 1000)))
   if [ $rc -eq 0 ]; then ok "$name (${dt}s)"; grep -E 'passed|took|heap:|seed|drain|provider' "$log" | head -8 | sed 's/^/    /'
-  else bad "$name" "exit $rc after ${dt}s"; tail -25 "$log" | sed 's/^/    /'; fi
+  else bad "$name" "exit $rc after ${dt}s"; tail -25 "$log" | sed 's/^/    /'
+    [ -n "${OUT:-}" ] && cp "$log" "$OUT/" 2>/dev/null; fi
 }
 
 # expect_fail NAME TIMEOUT REGEX CMD...: passes when CMD exits non-zero within the timeout

@@ -194,8 +194,11 @@ GSHMEMI_DEV const char *gshmemi_xnode_push(const gshmemi_team *t, const void *sr
     char *area = t->scratch + (size_t)f * (size_t)m * t->scratch_bytes;
     char *mine = area + (size_t)me * t->scratch_bytes;
     gshmemi_xnode_copy(mine, src, each ? (size_t)m * nb : nb, S::rank(), S::size());
+    /* the copy's threads are not the put_signals' (a load/store put_signal copies at once, in
+     * its own partition of the bytes): the whole of my slot is written before any is sent */
+    S::sync();
     uint64_t *sig = t->flags + (size_t)m + f;
-    for (int q = 1; q < m; q++) {   /* (put_signal's group sync orders the copy before it) */
+    for (int q = 1; q < m; q++) {
         int j = me + q < m ? me + q : me + q - m;
         gshmemi_put_signal<S, false>(mine, mine + (each ? (size_t)j * nb : 0), nb, sig, 1, GSHMEM_SIGNAL_ADD,
                                      gshmemi_team_pe(t, j), call);
