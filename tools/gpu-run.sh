@@ -195,7 +195,7 @@ if [ "$what" = all ] || [ "$what" = remote ]; then
   # (small transfers are one descriptor each: 1 KiB .. 64 KiB take minutes at tcp's op rate)
   parts=${REMOTE_PARTS:-fabric atomics bandwidth split coll latency}
   # (the 132-block and thread/warp columns post thousands of small descriptors: through the proxy
-  # a 1 MiB trial of them takes minutes, docs/performance.md "Session 16")
+  # a 1 MiB trial of them takes minutes)
   has() { [[ " $parts " == *" $1 "* ]]; }
   echo "== remote: 2 PEs as 2 nodes on one GPU (proxy, tcp;ofi_rxm on lo) beside raw libfabric ($parts) =="
   if [ -x $B/bench/fabric_baseline ]; then

@@ -3,7 +3,7 @@
  * the proxy enqueues as a stream memory operation (cuStreamWriteValue64) is seen by a kernel
  * polling the word about 3.5 us after the call began (a 1 us call, then the front end); the
  * relay's PCIe poll sees the entry and stores within about 1.5 us, and the proxy's part is a
- * few stores to host memory (tools/probes/place_lat.cu measures both). It runs only where
+ * few stores to host memory (bench/probes/place_lat.cu measures both). It runs only where
  * the proxy's context shares the GPU with the program's (MPS): without MPS a resident kernel of
  * another context would take the GPU in time slices. memq.h keeps it in one order with the
  * proxy's stream. */

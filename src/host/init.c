@@ -70,7 +70,7 @@ static gshmemi_status init_transports(gshmemi_state *s) {
         if (s->pe_transport[pe] < 0) {
             gshmemi_error("PE %d (node %d) cannot reach PE %d (node %d): no transport of this build "
                           "reaches another node (build with libfabric for a transport between nodes: "
-                          "meson -Dlibfabric_root=..., see docs/install.md), so all PEs must run "
+                          "meson -Dlibfabric_root=..., see docs/nodes.md), so all PEs must run "
                           "on one node", s->mype, b->node_id, pe, b->node_of[pe]);
             return GSHMEM_ERR_NOT_AVAILABLE;
         }

@@ -76,7 +76,7 @@ static int move_ce(gshmemi_coll_plan p, const gshmemi_team *t, int what, gshmem_
     if (!err) err = (int)cudaStreamWaitEvent(ce, fork, 0);
     for (int k = 1; sends && k < m && !err; k++) {
         int j = (me + k) % m;
-        int pe = gshmem_team_translate_pe(team, j, GSHMEM_TEAM_WORLD);
+        int pe = gshmemi_host_team_translate_pe(team, j, GSHMEM_TEAM_WORLD);
         const char *from = what == GSHMEMI_MOVE_ALLTOALL ? s + (size_t)j * nb : s;
         char *to = gshmemi_host_peer_addr(call, ld, nb, pe, "dest");
         err = (int)cudaMemcpyAsync(to, from, nb, cudaMemcpyDefault, ce);

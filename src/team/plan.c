@@ -10,7 +10,7 @@
 #include "plan.h"
 
 /* Threads per block of the two-round kernels and the most channels they run, per family, as
- * measured on 2xH200 (session 6): reductions (NVLink loads and stores) did best with 128
+ * measured on 2 x H200: reductions (NVLink loads and stores) did best with 128
  * blocks of 256 threads, moves (stores only) with 128 blocks of 512 (128 MiB broadcast:
  * 432 us; 256 threads 442; 64 blocks 444; 32 blocks 482; 16: 566). */
 static int threads_of(int t, int dflt) {

@@ -89,8 +89,8 @@ GSHMEMI_DEV void gshmemi_copy_bits(char *dst, const char *src, size_t n, bool he
 /* dst and src share V alignment: a head up to V alignment, the vectors, a tail, the head and
  * tail in aligned pieces (a copy shorter than its head, byte by byte). Empty heads and tails
  * (the common case) cost one branch each; copies too short for the line-aligned start run the
- * same code as before it existed (session 7: folding the lead into the common path cost small
- * block puts 3-11 %). */
+ * same code as without it (folding the lead into the common path costs small block puts
+ * 3-11 %). */
 template <bool R, typename V>
 GSHMEMI_DEV void gshmemi_copy_aligned(char *dst, const char *src, size_t n, unsigned rank,
                                       unsigned size) {

@@ -84,7 +84,7 @@ GSHMEMI_DEV uint64_t gshmemi_globaltimer(void) {
  * branches differently for them, reached through a branch the warp may split on (the remote
  * branch of a device call), makes the compiler guard the caller's own loops with reconvergence
  * barriers and yields (BSSY/BSYNC/YIELD): measured 0.07 us of a 0.77 us NVLink p ping-pong
- * (tools/probes/route_cost). A loop that exits on a vote is uniform over the threads running it,
+ * (bench/probes/route_cost.cu). A loop that exits on a vote is uniform over the threads running it,
  * and a body without branches (its per-thread work predicated: the _if operations below) needs
  * no reconvergence. So the code behind a remote branch loops only this way: `m` is the set of
  * threads that entered together (gshmemi_lanes), and the loop runs while any of them needs it

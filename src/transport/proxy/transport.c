@@ -8,7 +8,7 @@
  * stay atomic with the GPU's own), in a CUDA context of the proxy's own: a program thread
  * waiting in a blocking CUDA call (cudaMemcpy while its kernel waits for data from another
  * node) holds a lock of its context that the proxy's calls would wait for, a deadlock
- * (tools/probes/ctx_lock.cu), and the proxy's stream never shares a hardware queue with the
+ * (bench/probes/ctx_lock.cu), and the proxy's stream never shares a hardware queue with the
  * program's streams. The proxy itself (the other files of this folder) names no CUDA. */
 #include <cuda.h>
 #include <cuda_runtime_api.h>

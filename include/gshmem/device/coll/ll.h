@@ -15,7 +15,7 @@
 /* 4 data bytes at byte i of an nb-byte buffer: one aligned load, or (the message's tail, or an
  * unaligned buffer) bytes one by one. (Moving the byte loops out of line, to keep the hot path
  * contiguous, measured slower in a CUDA graph and pushed 768-thread block-scope callers past
- * their register limit: session 6.) */
+ * their register limit.) */
 GSHMEMI_DEV uint32_t gshmemi_ll_load4(const char *p, size_t i, size_t nb) {
     if (i + 4 <= nb && ((uintptr_t)(p + i) & 3) == 0) return *(const uint32_t *)(p + i);
     uint32_t v = 0;

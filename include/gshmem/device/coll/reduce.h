@@ -77,7 +77,7 @@ template <class T> GSHMEMI_DEV uint2 gshmemi_ll_pack(const T *p, int ne) {
  * over pairs and without byte-wise paths: thread r packs pair r of my slice, sends it to
  * every member, waits for pair r of every member's message and combines them in team order.
  * In a CUDA graph this shape runs the protocol at the raw exchange's speed (1.50 us per call
- * by hand against 2.63 for the looped form: bench/probe_sync oneshot, session 6). */
+ * by hand against 2.63 for the looped form: bench/probes/probe_sync.cu oneshot). */
 template <class T, int OP, class S>
 GSHMEMI_DEV void gshmemi_reduce_oneshot_one(const gshmemi_team *t, int team, T *dest, const T *src,
                                             size_t n, const gshmemi_oneshot_plan &P, int c,
