@@ -98,9 +98,18 @@ GSHMEMI_DEV bool gshmemi_uniform(unsigned m, bool c) { return __any_sync(m, c); 
 GSHMEMI_DEV bool gshmemi_all(unsigned m, bool c) { return __all_sync(m, c); }
 /* The largest of the 64-bit values of the threads of m (two 32-bit reductions). */
 GSHMEMI_DEV uint64_t gshmemi_max_of(unsigned m, uint64_t v) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
     const unsigned hi = __reduce_max_sync(m, (unsigned)(v >> 32));
     const unsigned lo = __reduce_max_sync(m, (unsigned)(v >> 32) == hi ? (unsigned)v : 0u);
     return ((uint64_t)hi << 32) | lo;
+#else   /* no redux.sync before sm_80: every lane of m in turn (m is the same in all of them) */
+    uint64_t r = v;
+    for (unsigned b = m; b; b &= b - 1) {
+        const uint64_t x = __shfl_sync(m, v, __ffs(b) - 1);
+        r = x > r ? x : r;
+    }
+    return r;
+#endif
 }
 /* The lowest thread of m. */
 GSHMEMI_DEV bool gshmemi_is_first(unsigned m) {
