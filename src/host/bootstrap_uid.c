@@ -37,6 +37,11 @@ typedef struct hello {
 typedef struct uid_ctx {
     int *fds;          /* rank 0: fds[r] for r >= 1; others: fds[0] = connection to rank 0 */
     int me, n;
+    /* seconds added to the deadline of the next frame received: a PE that joined waits for PE
+     * 0's first answer while PE 0 may still wait, up to GSHMEM_BOOTSTRAP_TIMEOUT, for others to
+     * join; it must not give up first, so that PE 0's report (which PEs did not join) is the
+     * one the job ends with */
+    double grace;
 } uid_ctx;
 
 /* The last id this process created, so gshmemx_get_uniqueid + init_attr finds its socket. */
@@ -103,8 +108,9 @@ static void forward_abort(uid_ctx *c, int from, uint32_t code, const char *msg);
 /* Receives one DATA frame of exactly len bytes from `pe`; an ABORT frame ends the process. */
 static gshmemi_status recv_data(uid_ctx *c, int fd, int pe, void *buf, size_t len, const char *what) {
     frame_hdr h;
-    gshmemi_status st = io_all(fd, &h, sizeof h, false, deadline_from_now());
+    gshmemi_status st = io_all(fd, &h, sizeof h, false, deadline_from_now() + c->grace);
     if (st) return peer_failed(st, pe, what);
+    c->grace = 0;
     if (h.type == FRAME_ABORT) {
         char msg[512] = {0};
         size_t n = h.len < sizeof msg - 1 ? h.len : sizeof msg - 1;
@@ -301,9 +307,12 @@ static gshmemi_status root_accept(uid_ctx *c, int lfd, const parsed_uid *u) {
             size_t m = 0;
             for (int r = 1; r < c->n && m < sizeof missing - 12; r++)
                 if (c->fds[r] < 0) m += (size_t)snprintf(missing + m, sizeof missing - m, " %d", r);
-            gshmemi_error("bootstrap: PE(s)%s did not join within %.0f s (GSHMEM_BOOTSTRAP_TIMEOUT): "
-                          "did they exit before gshmem_init, or get another unique id?", missing,
-                          gshmemi_cfg.BOOTSTRAP_TIMEOUT);
+            char msg[512];
+            snprintf(msg, sizeof msg, "bootstrap: PE(s)%s did not join within %.0f s (GSHMEM_BOOTSTRAP_TIMEOUT): "
+                     "did they exit before gshmem_init, or get another unique id?", missing,
+                     gshmemi_cfg.BOOTSTRAP_TIMEOUT);
+            gshmemi_error("%s", msg);
+            forward_abort(c, 0, 1, msg);   /* the PEs that joined end with the same report */
             return GSHMEM_ERR_TIMEOUT;
         }
         struct sockaddr_in pa;
@@ -343,6 +352,7 @@ static gshmemi_status connect_root(uid_ctx *c, const parsed_uid *u) {
             memcpy(h.secret, u->secret, 16);
             if (io_all(fd, &h, sizeof h, true, deadline) == GSHMEM_SUCCESS) {
                 c->fds[0] = fd;
+                c->grace = gshmemi_cfg.BOOTSTRAP_TIMEOUT + 5;
                 return GSHMEM_SUCCESS;
             }
         }
