@@ -1,4 +1,4 @@
-/* The proxy's relay kernel (src/device/relay.cu; protocol: docs/proxy.md, "The relay"): one
+/* The proxy's relay kernel (relay.cu; protocol: docs/proxy.md, "The relay"): one
  * GPU thread of the proxy's context performs, in order, the 64-bit stores the proxy writes
  * into `slots` (pinned host memory mapped to the GPU). ctrl[GSHMEMI_RELAY_DONE] is how many it
  * performed, ctrl[GSHMEMI_RELAY_STOP] ends it, ctrl[GSHMEMI_RELAY_TICKET] is its ticket word. */
