@@ -149,6 +149,7 @@ if [ -x "$B/tests/gpu/test_channel" ]; then
   # nodes): 4 PEs as 2 nodes x 2, 8 PEs as 2 x 4 and as 4 x 2
   run ring_2nodes 60 "$RUN" -n 2 --nodes 2 -t 50 "$B/examples/ring"
   run ring_2x2 60 "$RUN" -n 4 --nodes 2 -t 50 "$B/examples/ring"
+  run ring_4x2 90 "$RUN" -n 8 --nodes 4 -t 80 "$B/examples/ring"
   # (small landing buffers: 2 KiB chunks per member, so every size past 256 elements takes chunks;
   # --quick: sizes up to 1023 elements, since at 2 KiB a chunk the 64 MiB sizes take thousands of
   # network round trips each), then every size with the default landing buffer
