@@ -58,6 +58,7 @@ GSHMEM_EXPORT int gshmem_addr_accessible(const void *addr, int pe);
 #include "gshmem/device/signal.h"
 #include "gshmem/device/team.h"
 #include "gshmem/device/coll.h"
+#include "gshmem/device/maxloc.h"
 #endif
 
 GSHMEMI_HD_BEGIN
@@ -296,5 +297,9 @@ GSHMEMI_HD_FN(void, gshmem_pe_quiet, (const int *target_pes, size_t npes),
 GSHMEMI_HD_END
 
 #include "gshmem/coll_api.h"
+
+#ifdef __CUDACC__
+#include "gshmem/launch.h"
+#endif
 
 #endif

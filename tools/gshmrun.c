@@ -41,10 +41,12 @@ static double now_s(void) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: gshmrun [-n N] [-t SECONDS] [--no-prefix] [--no-mps] [--nodes K] program [args...]\n"
-               "  -n, -np N      number of PEs (default 1), placed on this node's GPUs round-robin;\n"
-               "                 with more PEs than GPUs, PEs share GPUs under CUDA MPS: a running\n"
-               "                 MPS daemon is used, else a private one runs for the job\n"
+    fprintf(f, "usage: gshmrun [-n N] [-ppn P] [-t SECONDS] [--no-prefix] [--no-mps] [--nodes K] program [args...]\n"
+               "  -n, -np N      number of PEs (default 1, or -ppn's), placed on this node's GPUs\n"
+               "                 round-robin; with more PEs than GPUs, PEs share GPUs under CUDA\n"
+               "                 MPS: a running MPS daemon is used, else a private one runs for the job\n"
+               "  -ppn P         PEs per node: gshmrun starts one node, so -n may not exceed it\n"
+               "                 (mpirun or srun start jobs across nodes: docs/nodes.md)\n"
                "  -t SECONDS     end the job (status 124) if it runs longer\n"
                "  --no-prefix    do not prefix output lines with [PE i]\n"
                "  --no-mps       never start an MPS daemon (same as GSHMEM_MPS=off)\n"
@@ -214,13 +216,18 @@ static const char *env(const char *name, char *buf, size_t len) {
 int main(int argc, char **argv) {
     npes = 1;
     double limit = 0;
-    int no_mps = 0;
+    int no_mps = 0, ppn = 0, npes_given = 0;
     int a = 1;
     for (; a < argc && argv[a][0] == '-'; a++) {
         if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) { usage(stdout); return 0; }
         if (!strcmp(argv[a], "--no-prefix")) { prefix = 0; continue; }
         if (!strcmp(argv[a], "--no-mps")) { no_mps = 1; continue; }
-        if ((!strcmp(argv[a], "-n") || !strcmp(argv[a], "-np")) && a + 1 < argc) { npes = atoi(argv[++a]); continue; }
+        if ((!strcmp(argv[a], "-n") || !strcmp(argv[a], "-np")) && a + 1 < argc) {
+            npes = atoi(argv[++a]);
+            npes_given = 1;
+            continue;
+        }
+        if (!strcmp(argv[a], "-ppn") && a + 1 < argc) { ppn = atoi(argv[++a]); continue; }
         if (!strcmp(argv[a], "-t") && a + 1 < argc) { limit = atof(argv[++a]); continue; }
         if (!strcmp(argv[a], "--nodes") && a + 1 < argc) { setenv("GSHMEM_NODES", argv[++a], 1); continue; }
         fprintf(stderr, "gshmrun: unknown option '%s'\n", argv[a]);
@@ -228,6 +235,17 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (a >= argc) { usage(stderr); return 2; }
+    if (ppn != 0 && ppn < 1) {
+        fprintf(stderr, "gshmrun: -ppn must be at least 1 (got %d)\n", ppn);
+        return 2;
+    }
+    if (ppn && npes_given && npes > ppn) {
+        fprintf(stderr, "gshmrun: -n %d with -ppn %d needs %d nodes, and gshmrun starts PEs on this "
+                "node only; start jobs across nodes with mpirun or srun (docs/nodes.md), or test "
+                "several nodes on this machine with --nodes K\n", npes, ppn, (npes + ppn - 1) / ppn);
+        return 2;
+    }
+    if (ppn && !npes_given) npes = ppn;
     if (npes < 1 || npes > 4096) {
         fprintf(stderr, "gshmrun: -n must be between 1 and 4096 (got %d)\n", npes);
         return 2;

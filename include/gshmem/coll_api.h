@@ -7,11 +7,14 @@
 
 #include "forms.h"
 
-/* The 16-bit float reductions' element types: declared, not defined (gshmem/device/coll.h
- * says why). */
-#ifdef __CUDACC__
+/* The 16-bit float collectives' element types: declared, not defined (gshmem/device/coll.h
+ * says why); C++ host code that calls them includes cuda_fp16.h / cuda_bf16.h itself. */
+#if defined(__CUDACC__) || defined(__cplusplus)
+#define GSHMEMI_HALF_FORMS 1
 struct __half;
 struct __nv_bfloat16;
+#elif defined(GSHMEMI_HOST_FORMS)
+#define GSHMEMI_HALF_FORMS 1
 #endif
 
 #ifdef __cplusplus
@@ -62,6 +65,9 @@ GSHMEMI_HOST_FN(int, gshmemx_sync_all_on_stream, (gshmemx_stream_t stream),
                                              "gshmemx_" #NAME "_" #COLL "_on_stream");)
 #define GSHMEMI_ON_STREAM_MOVE_T(NAME, T) GSHMEMI_MOVE_FORMS(GSHMEMI_ON_STREAM_MOVE, NAME, T)
 GSHMEM_RMA_TYPES(GSHMEMI_ON_STREAM_MOVE_T)
+#ifdef GSHMEMI_HALF_FORMS
+GSHMEM_REDUCE_HALF_TYPES(GSHMEMI_ON_STREAM_MOVE_T)
+#endif
 #define GSHMEMI_ON_STREAM_MOVE_MEM(COLL, WHAT, PARAMS, ARGS, unused1, unused2)              \
     GSHMEMI_HOST_FN(int, gshmemx_##COLL##mem_on_stream,                                      \
                     (gshmem_team_t team, void *dest, const void *source, GSHMEMI_UNPAREN PARAMS, \
@@ -84,7 +90,7 @@ GSHMEM_REDUCE_BIT_TYPES(GSHMEMI_ON_STREAM_BIT)
 GSHMEM_REDUCE_ARITH_TYPES(GSHMEMI_ON_STREAM_ARITH)
 #define GSHMEMI_ON_STREAM_HALF(NAME, T)                                                      \
     GSHMEMI_RED_ARITH(GSHMEMI_ON_STREAM_RED, NAME, T, GSHMEMI_TYPE_CODE_##NAME)
-#if defined(__CUDACC__) || defined(GSHMEMI_HOST_FORMS)
+#ifdef GSHMEMI_HALF_FORMS
 GSHMEM_REDUCE_HALF_TYPES(GSHMEMI_ON_STREAM_HALF)
 #endif
 
@@ -158,9 +164,15 @@ GSHMEMI_MOVE_FORMS(GSHMEMI_HD_MOVE_MEM, 0, 0)
 GSHMEM_REDUCE_BIT_TYPES(GSHMEMI_HD_BIT)
 GSHMEM_REDUCE_ARITH_TYPES(GSHMEMI_HD_ARITH)
 #define GSHMEMI_HD_HALF(NAME, T) GSHMEMI_RED_ARITH(GSHMEMI_HD_RED, NAME, T, GSHMEMI_TYPE_CODE_##NAME)
-#if defined(__CUDACC__) || defined(GSHMEMI_HOST_FORMS)
+#ifdef GSHMEMI_HALF_FORMS
 GSHMEM_REDUCE_HALF_TYPES(GSHMEMI_HD_HALF)
 #endif
 GSHMEMI_HD_END
+
+/* maxloc over one double2 (x value, y location), block scope, device only (gshmem/device/maxloc.h) */
+#ifdef GSHMEMI_LEAN_HOST_PASS
+__device__ int gshmemx_double2_maxloc_reduce_block(gshmem_team_t team, double2 *dest,
+                                                   const double2 *source, size_t nreduce);
+#endif
 
 #endif

@@ -36,6 +36,7 @@
 #define GSHMEM_ERR_NO_DEVICE       7  /* no usable GPU for this PE */
 #define GSHMEM_ERR_TIMEOUT         8  /* a peer did not answer in time */
 #define GSHMEM_ERR_INTERNAL        9
+#define GSHMEM_ERR_LAUNCH          10  /* a kernel cannot be launched as asked (collective launch) */
 
 /* Comparison operators of wait_until/test (OpenSHMEM values). */
 #define GSHMEM_CMP_EQ 0
@@ -211,6 +212,12 @@ typedef struct gshmemx_init_attr_s {
     int n_pes;
     gshmemx_uniqueid_t uid;         /* from gshmemx_get_uniqueid on the process of rank 0 */
 } gshmemx_init_attr_t;
+
+/* How gshmemx_init_flags finds the other PEs (NVSHMEM's values of nvshmemx_init_attr). */
+#define GSHMEMX_INIT_THREAD_PES 1        /* not available: a PE is a process */
+#define GSHMEMX_INIT_WITH_MPI_COMM 2     /* over an MPI communicator */
+#define GSHMEMX_INIT_WITH_SHMEM 4        /* not available: no OpenSHMEM host library underneath */
+#define GSHMEMX_INIT_WITH_UNIQUEID 8     /* a unique id, rank and n_pes (gshmemx_init_attr_t) */
 
 /* Heap figures (gshmemx_heap_info). */
 typedef struct gshmemx_heap_info_s {

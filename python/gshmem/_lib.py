@@ -10,11 +10,12 @@ import threading
 STATUS_NAMES = (
     "GSHMEM_SUCCESS", "GSHMEM_ERR_INVALID_ARG", "GSHMEM_ERR_NOT_INITIALIZED",
     "GSHMEM_ERR_NO_MEMORY", "GSHMEM_ERR_CUDA", "GSHMEM_ERR_BOOTSTRAP", "GSHMEM_ERR_NOT_AVAILABLE",
-    "GSHMEM_ERR_NO_DEVICE", "GSHMEM_ERR_TIMEOUT", "GSHMEM_ERR_INTERNAL",
+    "GSHMEM_ERR_NO_DEVICE", "GSHMEM_ERR_TIMEOUT", "GSHMEM_ERR_INTERNAL", "GSHMEM_ERR_LAUNCH",
 )
 STATUS_TEXT = (
     "success", "invalid argument", "not initialized", "out of memory", "CUDA error",
     "bootstrap failure", "not available", "no usable GPU", "timeout", "internal error",
+    "kernel launch refused",
 )
 
 

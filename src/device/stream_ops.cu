@@ -111,6 +111,23 @@ extern "C" int gshmemi_launch_remote(void *stream, int what, void *sym, const vo
     return (int)cudaGetLastError();
 }
 
+// A p on a stream (gshmemx_TYPE_p_on_stream): the value travels as the kernel's argument, so
+// the host's copy may change at once and the launch is capturable; the device p of the
+// value's size routes it (load/store or the PE's remote channel).
+__global__ void gshmemi_p_kernel(void *dest, uint64_t v, int size, int pe) {
+    switch (size) {
+    case 1: gshmem_uint8_p((uint8_t *)dest, (uint8_t)v, pe); break;
+    case 2: gshmem_uint16_p((uint16_t *)dest, (uint16_t)v, pe); break;
+    case 4: gshmem_uint32_p((uint32_t *)dest, (uint32_t)v, pe); break;
+    default: gshmem_uint64_p((uint64_t *)dest, v, pe); break;
+    }
+}
+extern "C" int gshmemi_launch_p(void *stream, void *dest, uint64_t value, int size, int pe) {
+    if (size != 1 && size != 2 && size != 4 && size != 8) return (int)cudaErrorInvalidValue;
+    gshmemi_p_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(dest, value, size, pe);
+    return (int)cudaGetLastError();
+}
+
 // The team's entry comes by value (the host's copy): the first flag store does not wait
 // behind loads from the team table.
 __global__ void gshmemi_team_sync_kernel(gshmemi_team t) {

@@ -7,9 +7,10 @@
 
 #include "entry.h"
 
-/* The 16-bit float reductions take pointers to these CUDA C++ types; here only their names
- * are needed (C linkage does not encode parameter types). */
-typedef struct __half __half;
-typedef struct __nv_bfloat16 __nv_bfloat16;
+/* The 16-bit float collectives take pointers to these CUDA C++ types; here their names and
+ * their size (2 bytes: the moves count bytes) are all that is needed (C linkage does not encode
+ * parameter types). */
+typedef struct __half { unsigned short bits; } __half;
+typedef struct __nv_bfloat16 { unsigned short bits; } __nv_bfloat16;
 
 #include "gshmem.h"

@@ -53,6 +53,13 @@ gshmemi_status gshmemi_bootstrap_uid_init(gshmemi_bootstrap *b, const char *uid,
  * non-loopback IPv4 address, else 127.0.0.1 (loopback=true forces 127.0.0.1). */
 gshmemi_status gshmemi_uid_create(char *uid, size_t uid_len, int *listen_fd, bool loopback);
 
+/* MPI (bootstrap_mpi.c): rank and size in the communicator *comm (an MPI_Comm; NULL is
+ * MPI_COMM_WORLD) of the program's MPI library, and a unique id made by its rank 0 and
+ * broadcast over it (uid[uid_len], text). */
+gshmemi_status gshmemi_mpi_uid(const void *comm, int *rank, int *size, char *uid, size_t uid_len);
+/* A new unique id into uid, or an empty one when it cannot be made (after a message). */
+void gshmemi_uid_text_or_empty(char *uid, size_t uid_len);
+
 /* Chooses by GSHMEM_BOOTSTRAP (auto|pmix|uid|self), then fills node info. */
 gshmemi_status gshmemi_bootstrap_init(gshmemi_bootstrap *b);
 /* From an allgather of (hostname, boot id); also agrees on job_id. */

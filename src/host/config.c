@@ -1,6 +1,9 @@
 /* Configuration from the environment: env_defs.h is the one list of variables; this file
  * expands it into the parser (gshmemi_config_load) and the printer (gshmem-info). */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -157,8 +160,128 @@ gshmemi_status gshmemi_config_load(gshmemi_config *cfg) {
     }
 #include "env_defs.h"
 #undef GSHMEMI_ENV_FIELD
+    gshmemi_config_nvshmem(cfg, false);
     if (cfg == &gshmemi_cfg) gshmemi_log_set_debug(cfg->DEBUG);
     return st;
+}
+
+/* ---- NVSHMEM's variables (env_nvshmem.h) ------------------------------------------------- */
+static bool gshmem_set(const char *name) {
+    const char *v = getenv(name);
+    return v && *v;
+}
+
+/* Values that ask for nothing: empty, or a boolean false. */
+static bool asks_nothing(const char *v) {
+    bool b;
+    return !*v || (parse_bool(v, &b) && !b);
+}
+
+/* The IPv4 address of the interface named `name` (or, as NVSHMEM's socket code accepts, the
+ * first whose name starts with it) into buf. */
+static bool ifname_ipv4(const char *name, char *buf, size_t len) {
+    struct ifaddrs *all = NULL;
+    if (getifaddrs(&all) != 0) return false;
+    bool found = false;
+    for (int exact = 1; exact >= 0 && !found; exact--)
+        for (struct ifaddrs *i = all; i && !found; i = i->ifa_next) {
+            if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !i->ifa_name) continue;
+            if (exact ? strcmp(i->ifa_name, name) : strncmp(i->ifa_name, name, strlen(name)))
+                continue;
+            found = inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, buf,
+                              (socklen_t)len) != NULL;
+        }
+    freeifaddrs(all);
+    return found;
+}
+
+/* One MAP variable: sets cfg's field unless its GSHMEM_ variable is set. Returns false (with
+ * the reason in why) when the value asks for something gshmem cannot do. */
+static bool nvshmem_map(gshmemi_config *cfg, const char *name, const char *v, char *why, size_t n) {
+    static char ifaddr[64];   /* BOOTSTRAP_IFADDR points into the environment or here */
+    int i;
+    uint64_t sz;
+    bool b;
+    if (!strcmp(name, "DEBUG")) {
+        if (!strcasecmp(v, "INFO") || !strcasecmp(v, "TRACE")) {
+            if (!gshmem_set("GSHMEM_DEBUG") && cfg->DEBUG < 1) cfg->DEBUG = 1;
+        } else if (!strcasecmp(v, "VERSION")) {
+            if (!gshmem_set("GSHMEM_INFO")) cfg->INFO = true;
+        } else if (strcasecmp(v, "WARN") && strcasecmp(v, "ABORT") && *v) {
+            snprintf(why, n, "'%s' is not one of VERSION, WARN, INFO, ABORT, TRACE", v);
+            return false;
+        }
+    } else if (!strcmp(name, "VERSION") || !strcmp(name, "INFO")) {
+        if (parse_bool(v, &b) && b && !gshmem_set("GSHMEM_INFO")) cfg->INFO = true;
+    } else if (!strcmp(name, "MAX_TEAMS")) {
+        if (!parse_int(v, &i) || i < 0) {
+            snprintf(why, n, "'%s' is not a team count", v);
+            return false;
+        }
+        if (!gshmem_set("GSHMEM_TEAMS_MAX") && i <= 1 << 20 && i + 4 > cfg->TEAMS_MAX)
+            cfg->TEAMS_MAX = i + 4;
+    } else if (!strcmp(name, "CUMEM_GRANULARITY")) {
+        if (!gshmemi_parse_size(v, &sz) || sz == 0) {
+            snprintf(why, n, "'%s' is not a byte count", v);
+            return false;
+        }
+        if (!gshmem_set("GSHMEM_HEAP_CHUNK_MIN")) cfg->HEAP_CHUNK_MIN = sz;
+    } else if (!strcmp(name, "BOOTSTRAP_UID_SOCK_IFNAME")) {
+        if (gshmem_set("GSHMEM_BOOTSTRAP_IFADDR") || !*v) return true;
+        if (!ifname_ipv4(v, ifaddr, sizeof ifaddr)) {
+            snprintf(why, n, "no interface '%s' with an IPv4 address (set GSHMEM_BOOTSTRAP_IFADDR "
+                     "to the address instead)", v);
+            return false;
+        }
+        cfg->BOOTSTRAP_IFADDR = ifaddr;
+    } else if (!strcmp(name, "BOOTSTRAP_UID_SOCK_FAMILY")) {
+        if (*v && strcasecmp(v, "AF_INET")) {
+            snprintf(why, n, "'%s': gshmem's rendezvous uses IPv4 (AF_INET) only", v);
+            return false;
+        }
+    } else if (!strcmp(name, "BOOTSTRAP")) {
+        if (!strcasecmp(v, "SHMEM") || !strcasecmp(v, "plugin")) {
+            snprintf(why, n, "'%s' is not available: gshmem finds its PEs through gshmrun, PMIx "
+                     "(mpirun, srun --mpi=pmix), a unique id or an MPI communicator", v);
+            return false;
+        }
+    } else if (!strcmp(name, "BOOTSTRAP_PMI")) {
+        if (*v && strcasecmp(v, "PMIX")) {
+            snprintf(why, n, "'%s' is not available: gshmem speaks PMIx (mpirun, srun --mpi=pmix) "
+                     "or runs under gshmrun", v);
+            return false;
+        }
+    }
+    return true;
+}
+
+int gshmemi_config_nvshmem(gshmemi_config *cfg, bool warn) {
+    int warned = 0;
+    char why[256];
+    const char *v;
+#define GSHMEMI_NV_ENV(name, how, help)                                                      \
+    v = getenv("NVSHMEM_" #name);                                                            \
+    if (v) {                                                                                 \
+        why[0] = 0;                                                                          \
+        bool ok_ = !strcmp(#how, "MAP") ? nvshmem_map(cfg, #name, v, why, sizeof why)        \
+                 : !strcmp(#how, "IGNORED") ? asks_nothing(v) : true;                        \
+        if (!ok_) {                                                                          \
+            warned++;                                                                        \
+            if (warn)                                                                        \
+                gshmemi_warn("NVSHMEM_" #name "=%s has no effect under gshmem: %s", v,       \
+                             why[0] ? why : help);                                           \
+        }                                                                                    \
+    }
+#include "env_nvshmem.h"
+#undef GSHMEMI_NV_ENV
+    return warned;
+}
+
+void gshmemi_config_nvshmem_warn(void) {
+    static int done;
+    if (__atomic_exchange_n(&done, 1, __ATOMIC_RELAXED)) return;
+    gshmemi_config scratch = gshmemi_cfg;
+    gshmemi_config_nvshmem(&scratch, true);
 }
 
 /* A value as text (empty for an empty string); the length snprintf gives. */

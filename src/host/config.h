@@ -25,6 +25,13 @@ extern gshmemi_config gshmemi_cfg;
  * default). The first load of a process also warns about unknown GSHMEM_* names. Loading
  * into gshmemi_cfg sets the messages' debug level (GSHMEM_DEBUG). */
 gshmemi_status gshmemi_config_load(gshmemi_config *cfg);
+/* Reads NVSHMEM's variables (env_nvshmem.h) into cfg where their GSHMEM_ counterparts are
+ * unset (gshmemi_config_load does this silently); with warn, says once per variable what gshmem
+ * cannot honour. Returns how many such variables are set. */
+int gshmemi_config_nvshmem(gshmemi_config *cfg, bool warn);
+/* gshmem_init: the warnings of gshmemi_config_nvshmem, once per process (a launcher that
+ * reads the configuration does not repeat them for the programs it starts). */
+void gshmemi_config_nvshmem_warn(void);
 /* Warns about each GSHMEM_* variable of the environment that env_defs.h does not declare
  * (GSHMEM_TEST_* excepted: the test suite's), with the nearest name; returns how many. */
 int gshmemi_config_warn_unknown(void);

@@ -32,7 +32,8 @@ extern "C" {
     X(cuMemCreate) X(cuMemRelease) X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap)    \
     X(cuMemUnmap) X(cuMemSetAccess) X(cuMemExportToShareableHandle)                          \
     X(cuMemImportFromShareableHandle) X(cuLaunchKernelEx) X(cuStreamWriteValue64)          \
-    X(cuStreamWaitValue64)
+    X(cuStreamWaitValue64) X(cuModuleGetGlobal) X(cuLibraryGetGlobal) X(cuMemcpyHtoD)  \
+    X(cuMemRetainAllocationHandle) X(cuMemGetAllocationPropertiesFromHandle)
 
 typedef struct gshmemi_driver {
 #define GSHMEMI_DRIVER_FIELD(f) __typeof__(f) *p_##f;
@@ -93,6 +94,11 @@ const char *gshmemi_driver_error_string(CUresult r);
 #undef cuLaunchKernelEx
 #undef cuStreamWriteValue64
 #undef cuStreamWaitValue64
+#undef cuModuleGetGlobal
+#undef cuLibraryGetGlobal
+#undef cuMemcpyHtoD
+#undef cuMemRetainAllocationHandle
+#undef cuMemGetAllocationPropertiesFromHandle
 #define cuInit gshmemi_driver_init
 #define cuDriverGetVersion (*gshmemi_drv.p_cuDriverGetVersion)
 #define cuGetErrorName (*gshmemi_drv.p_cuGetErrorName)
@@ -126,5 +132,10 @@ const char *gshmemi_driver_error_string(CUresult r);
 #define cuLaunchKernelEx (*gshmemi_drv.p_cuLaunchKernelEx)
 #define cuStreamWriteValue64 (*gshmemi_drv.p_cuStreamWriteValue64)
 #define cuStreamWaitValue64 (*gshmemi_drv.p_cuStreamWaitValue64)
+#define cuModuleGetGlobal (*gshmemi_drv.p_cuModuleGetGlobal)
+#define cuLibraryGetGlobal (*gshmemi_drv.p_cuLibraryGetGlobal)
+#define cuMemcpyHtoD (*gshmemi_drv.p_cuMemcpyHtoD)
+#define cuMemRetainAllocationHandle (*gshmemi_drv.p_cuMemRetainAllocationHandle)
+#define cuMemGetAllocationPropertiesFromHandle (*gshmemi_drv.p_cuMemGetAllocationPropertiesFromHandle)
 
 #endif

@@ -43,6 +43,21 @@ void gshmemi_host_pe_quiet(const int *target_pes, size_t npes);
 void gshmemi_stream_wait(void *ivars, size_t n, size_t size, int is_signed, const int *status,
                          int cmp, const void *values, uint64_t value, struct CUstream_st *stream,
                          const char *call);
+/* The on-stream RMA families (gshmemx.h): n bytes (get: from src on pe); a p of `size` bytes
+ * at *value; a g of `size` bytes into *out (waits for the stream); strided; put with signal.
+ * `call` names the public function in messages. */
+void gshmemi_stream_rma(int get, void *dest, const void *src, size_t n, int pe,
+                        struct CUstream_st *stream, const char *call);
+void gshmemi_stream_p(void *dest, const void *value, size_t size, int pe,
+                      struct CUstream_st *stream, const char *call);
+void gshmemi_stream_g(void *out, const void *src, size_t size, int pe, struct CUstream_st *stream,
+                      const char *call);
+void gshmemi_stream_strided(int get, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+                            size_t n, size_t elem_size, int pe, struct CUstream_st *stream,
+                            const char *call);
+void gshmemi_stream_put_signal(void *dest, const void *src, size_t n, uint64_t *sig_addr,
+                               uint64_t signal, int sig_op, int pe, struct CUstream_st *stream,
+                               const char *call);
 int gshmemi_host_team_my_pe(gshmem_team_t team);
 int gshmemi_host_team_n_pes(gshmem_team_t team);
 int gshmemi_host_team_translate_pe(gshmem_team_t src_team, int src_pe, gshmem_team_t dest_team);

@@ -99,6 +99,7 @@ const char *gshmemi_status_str(gshmemi_status st) {
     case GSHMEM_ERR_NO_DEVICE: return "no usable GPU";
     case GSHMEM_ERR_TIMEOUT: return "timeout";
     case GSHMEM_ERR_INTERNAL: return "internal error";
+    case GSHMEM_ERR_LAUNCH: return "kernel launch refused";
     default: return "unknown status";
     }
 }

@@ -123,6 +123,7 @@ gshmemi_status gshmemi_heap_init(gshmemi_state *s) {
     h->reserved = h->window * (uint64_t)most_local;
     GSHMEMI_CHECK(reserve_identical(s, h->reserved));
     gshmemi_alloc_init(&h->alloc);
+    h->reg_low = h->window;
     gshmemi_info("heap at %p: window %llu GiB x %d, cap %llu MiB, granularity %zu KiB",
                  (void *)h->base, (unsigned long long)(h->window >> 30), h->n_windows,
                  (unsigned long long)(h->cap >> 20), gran >> 10);
@@ -192,10 +193,11 @@ static gshmemi_status grow(gshmemi_state *s, uint64_t need, uint64_t req, const 
     if (want < gshmemi_cfg.HEAP_CHUNK_MIN) want = gshmemi_cfg.HEAP_CHUNK_MIN;
     want = round_up(want, h->granularity);
     need = round_up(need, h->granularity);
-    if (h->mapped + want > h->cap) want = h->cap - h->mapped;  /* shrink growth to the cap */
+    uint64_t limit = gshmemi_heap_limit(h);
+    if (h->mapped + want > limit) want = limit - h->mapped;  /* shrink growth to the cap */
     int failed = 0;
     gshmemi_chunk c = {0};
-    if (want < need || h->mapped + need > h->cap) failed = 2;
+    if (want < need || h->mapped + need > limit) failed = 2;
     else {
         gshmemi_status st = map_own(h, h->mapped, want, &c);
         /* out of device memory with a big doubling: retry with just what is needed */
@@ -242,7 +244,9 @@ static gshmemi_status grow(gshmemi_state *s, uint64_t need, uint64_t req, const 
 /* Every PE must make the same call: the allgather checks that, and is the barrier
  * OpenSHMEM requires at the end of shmem_malloc/shmem_free. */
 typedef struct { uint64_t a, b, c; } triple;
-static gshmemi_status agree(gshmemi_state *s, triple mine, const char *call, const char *what) {
+gshmemi_status gshmemi_heap_agree(gshmemi_state *s, uint64_t a, uint64_t b, uint64_t c,
+                                  const char *call, const char *what) {
+    triple mine = {a, b, c};
     triple *all = malloc((size_t)s->npes * sizeof *all);
     if (!all) return GSHMEM_ERR_NO_MEMORY;
     gshmemi_status st = s->boot.ops->allgather(&s->boot, &mine, all, sizeof mine);
@@ -269,10 +273,10 @@ gshmemi_status gshmemi_heap_alloc(gshmemi_state *s, size_t size, size_t align, b
         gshmemi_error("%s: alignment %zu is not a power of two", call, align);
         return GSHMEM_ERR_INVALID_ARG;
     }
-    GSHMEMI_CHECK(agree(s, (triple){size, align, 0}, call, "size/alignment/-"));
+    GSHMEMI_CHECK(gshmemi_heap_agree(s, size, align, 0, call, "size/alignment/-"));
     uint64_t off = 0, need = 0;
     while (!gshmemi_alloc_alloc(&h->alloc, size, align, &off, &need)) {
-        if (need == 0 || h->mapped + need > h->cap) {
+        if (need == 0 || h->mapped + need > gshmemi_heap_limit(h)) {
             report_exhausted(s, size, call, "cap reached");
             return GSHMEM_ERR_NO_MEMORY;
         }
@@ -292,7 +296,7 @@ gshmemi_status gshmemi_heap_free(gshmemi_state *s, void *ptr, const char *call) 
         gshmemi_error("%s(%p): pointer is not from the symmetric heap (gshmem_malloc)", call, ptr);
         return GSHMEM_ERR_INVALID_ARG;
     }
-    GSHMEMI_CHECK(agree(s, (triple){(uint64_t)(uintptr_t)ptr, 0, 0}, call, "pointer/-/-"));
+    GSHMEMI_CHECK(gshmemi_heap_agree(s, (uint64_t)(uintptr_t)ptr, 0, 0, call, "pointer/-/-"));
     if (!known) {
         gshmemi_error("%s(%p): not the start of a live symmetric allocation (freed twice, or a "
                       "pointer into the middle of an object?)", call, ptr);
@@ -304,6 +308,7 @@ gshmemi_status gshmemi_heap_free(gshmemi_state *s, void *ptr, const char *call) 
 
 void gshmemi_heap_finalize(gshmemi_state *s) {
     gshmemi_heap *h = &s->heap;
+    gshmemi_symreg_finalize(s);
     for (int i = 0; i < h->n_chunks; i++) unmap_own(h, &h->chunks[i]);
     if (h->base) cuMemAddressFree((CUdeviceptr)h->base, h->reserved);
     gshmemi_alloc_destroy(&h->alloc);

@@ -32,10 +32,26 @@ typedef struct gshmemi_heap {
     gshmemi_alloc alloc;         /* offsets within [0, mapped) */
     uint64_t internal_bytes;     /* what the library itself allocated from the heap */
     int cu_device;
+    /* User buffers made symmetric (symreg.c) are mapped from the top of the window down:
+     * [reg_low, window) holds them, and the heap grows up to min(cap, reg_low). */
+    uint64_t reg_low;
+    struct gshmemi_symreg *regs;
+    int n_regs, regs_cap;
 } gshmemi_heap;
 
+/* Whether heap offset off (>= reg_low) lies in a registered buffer (symreg.c). */
+bool gshmemi_heap_registered(const gshmemi_heap *h, uint64_t off);
+
 static inline bool gshmemi_heap_contains(const gshmemi_heap *h, const void *p) {
-    return (const char *)p >= h->base && (const char *)p < h->base + h->mapped;
+    if ((const char *)p < h->base) return false;
+    uint64_t off = (uint64_t)((const char *)p - h->base);
+    if (off < h->mapped) return true;
+    return off >= h->reg_low && off < h->window && gshmemi_heap_registered(h, off);
+}
+
+/* How far the heap may grow: its cap, or the lowest registered buffer. */
+static inline uint64_t gshmemi_heap_limit(const gshmemi_heap *h) {
+    return h->cap < h->reg_low ? h->cap : h->reg_low;
 }
 
 /* Collective, after the transports are up: reserves the identical VA range. */
@@ -47,6 +63,12 @@ gshmemi_status gshmemi_heap_alloc(struct gshmemi_state *s, size_t size, size_t a
                                   void **out, const char *call);
 gshmemi_status gshmemi_heap_free(struct gshmemi_state *s, void *ptr, const char *call);
 void gshmemi_heap_finalize(struct gshmemi_state *s);
+/* Collective check that every PE passed the same three values (heap.c); a message names `call`,
+ * `what` describes them. */
+gshmemi_status gshmemi_heap_agree(struct gshmemi_state *s, uint64_t a, uint64_t b, uint64_t c,
+                                  const char *call, const char *what);
+/* Unmaps every registered buffer (finalize, before the heap's range is freed). */
+void gshmemi_symreg_finalize(struct gshmemi_state *s);
 
 /* Device memory of this PE alone (not symmetric, outside the heap), reachable from every CUDA
  * context of the process on its GPU. */

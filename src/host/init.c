@@ -149,6 +149,7 @@ static void finalize_at_exit(void) {
 static gshmemi_status do_init(gshmemi_state *s) {
     double t0 = now_s();
     GSHMEMI_CHECK(gshmemi_config_load(&gshmemi_cfg));
+    gshmemi_config_nvshmem_warn();
     GSHMEMI_CHECK(gshmemi_bootstrap_init(&s->boot));
     s->mype = s->boot.rank;
     s->npes = s->boot.size;
@@ -187,6 +188,12 @@ static gshmemi_status do_init(gshmemi_state *s) {
     gshmemi_info("initialized: PE %d of %d, node %d of %d (%d local PEs), init %.3f s; %s",
                  s->mype, s->npes, s->boot.node_id, s->boot.n_nodes, s->boot.local_size,
                  s->init_seconds, where);
+    if (gshmemi_cfg.INFO && s->mype == 0) {
+        printf("gshmem %s: %d PEs on %d nodes; %s\nVariables:\n", GSHMEM_VERSION_STRING, s->npes,
+               s->boot.n_nodes, where);
+        gshmemi_config_print(&gshmemi_cfg, stdout);
+        fflush(stdout);
+    }
     static int registered;
     if (!registered++) atexit(finalize_at_exit);
     return GSHMEM_SUCCESS;
@@ -215,19 +222,19 @@ void gshmem_query_thread(int *provided) {
     if (provided) *provided = GSHMEM_THREAD_MULTIPLE;
 }
 
-int gshmemx_init_attr(const gshmemx_init_attr_t *attr) {
-    if (gshmemi_g.initialized) return GSHMEM_SUCCESS;
-    if (!attr || attr->n_pes <= 0 || attr->rank < 0 || attr->rank >= attr->n_pes) {
-        gshmemi_error("gshmemx_init_attr: attr must give 0 <= rank < n_pes (got rank %d, n_pes %d)",
-                      attr ? attr->rank : -1, attr ? attr->n_pes : -1);
+/* Init on a unique id: the uid bootstrap reads these through the configuration table like
+ * gshmrun's PEs. */
+static int init_uid(const char *call, int r, int n_pes, const char *id) {
+    if (n_pes <= 0 || r < 0 || r >= n_pes) {
+        gshmemi_error("%s: attr must give 0 <= rank < n_pes (got rank %d, n_pes %d)", call, r, n_pes);
         return GSHMEM_ERR_INVALID_ARG;
     }
     char uid[GSHMEMX_UNIQUEID_BYTES + 1];
-    memcpy(uid, attr->uid.internal, GSHMEMX_UNIQUEID_BYTES);
+    memcpy(uid, id, GSHMEMX_UNIQUEID_BYTES);
     uid[GSHMEMX_UNIQUEID_BYTES] = 0;
     char rank[16], n[16];
-    snprintf(rank, sizeof rank, "%d", attr->rank);
-    snprintf(n, sizeof n, "%d", attr->n_pes);
+    snprintf(rank, sizeof rank, "%d", r);
+    snprintf(n, sizeof n, "%d", n_pes);
     /* the uid bootstrap reads these through the configuration table like gshmrun's PEs */
     setenv("GSHMEM_BOOTSTRAP", "uid", 1);
     setenv("GSHMEM_UID", uid, 1);
@@ -235,6 +242,50 @@ int gshmemx_init_attr(const gshmemx_init_attr_t *attr) {
     setenv("GSHMEM_NPES", n, 1);
     return gshmemx_init_status();
 }
+
+int gshmemx_init_attr(const gshmemx_init_attr_t *attr) {
+    if (gshmemi_g.initialized) return GSHMEM_SUCCESS;
+    if (!attr) {
+        gshmemi_error("gshmemx_init_attr: attr is NULL; pass the rank, n_pes and unique id");
+        return GSHMEM_ERR_INVALID_ARG;
+    }
+    return init_uid("gshmemx_init_attr", attr->rank, attr->n_pes, attr->uid.internal);
+}
+
+int gshmemx_init_flags(unsigned int flags, const gshmemx_init_attr_t *attr, const void *mpi_comm) {
+    const char *call = "gshmemx_init_flags";
+    if (gshmemi_g.initialized) return GSHMEM_SUCCESS;
+    if (flags & (GSHMEMX_INIT_THREAD_PES | GSHMEMX_INIT_WITH_SHMEM)) {
+        gshmemi_error("%s: flags %#x: %s is not available (a gshmem PE is a process, found by "
+                      "gshmrun, PMIx, a unique id or an MPI communicator)", call, flags,
+                      flags & GSHMEMX_INIT_THREAD_PES ? "GSHMEMX_INIT_THREAD_PES"
+                                                      : "GSHMEMX_INIT_WITH_SHMEM");
+        return GSHMEM_ERR_NOT_AVAILABLE;
+    }
+    unsigned known = GSHMEMX_INIT_WITH_MPI_COMM | GSHMEMX_INIT_WITH_UNIQUEID;
+    if ((flags & ~known) || (flags & known) == known) {
+        gshmemi_error("%s: flags %#x: give at most one of GSHMEMX_INIT_WITH_MPI_COMM (2) and "
+                      "GSHMEMX_INIT_WITH_UNIQUEID (8)", call, flags);
+        return GSHMEM_ERR_INVALID_ARG;
+    }
+    if (flags & GSHMEMX_INIT_WITH_UNIQUEID) {
+        if (!attr) {
+            gshmemi_error("%s: GSHMEMX_INIT_WITH_UNIQUEID needs attr (rank, n_pes, uid)", call);
+            return GSHMEM_ERR_INVALID_ARG;
+        }
+        return init_uid(call, attr->rank, attr->n_pes, attr->uid.internal);
+    }
+    if (flags & GSHMEMX_INIT_WITH_MPI_COMM) {
+        GSHMEMI_CHECK(gshmemi_config_load(&gshmemi_cfg));
+        int r, n;
+        char uid[GSHMEMX_UNIQUEID_BYTES];
+        GSHMEMI_CHECK(gshmemi_mpi_uid(mpi_comm, &r, &n, uid, sizeof uid));
+        return init_uid(call, r, n, uid);
+    }
+    return gshmemx_init_status();
+}
+
+const char *gshmemx_status_str(int status) { return gshmemi_status_str(status); }
 
 int gshmemx_get_uniqueid(gshmemx_uniqueid_t *uid) {
     if (!uid) return GSHMEM_ERR_INVALID_ARG;
@@ -253,6 +304,7 @@ void gshmem_finalize(void) {
     if (s->boot.ops->barrier(&s->boot) != GSHMEM_SUCCESS)
         gshmemi_warn("gshmem_finalize: barrier with the other PEs failed; finalizing anyway");
     gshmemi_device_state_clear();
+    gshmemx_buffer_unregister_all();
     gshmemi_teams_finalize(s);
     for (int t = s->n_transports - 1; t >= 0; t--)
         if (s->transports[t]->finalize) s->transports[t]->finalize(s, s->tctx[t]);

@@ -44,6 +44,9 @@ enum { GSHMEMI_REMOTE_PUT, GSHMEMI_REMOTE_GET, GSHMEMI_REMOTE_PUT_SIGNAL, GSHMEM
        GSHMEMI_REMOTE_QUIET };
 int gshmemi_launch_remote(void *stream, int what, void *sym, const void *local, size_t n,
                           uint64_t *sig, uint64_t value, int sig_op, int pe);
+/* One store of `size` (1, 2, 4, 8) bytes of value to symmetric dest on pe, by the device p
+ * (dest untranslated: the kernel routes it). */
+int gshmemi_launch_p(void *stream, void *dest, uint64_t value, int size, int pe);
 /* Signal update at p: release (after earlier stream work's data) or relaxed. */
 int gshmemi_launch_signal(void *stream, uint64_t *p, uint64_t value, int sig_op, int release);
 /* Waits until every included ivars[i] (size bytes, signedness) satisfies cmp against

@@ -7,6 +7,7 @@
  * graph. */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <string.h>
 
 #include "entry.h"
 #include "host_ops.h"
@@ -100,24 +101,56 @@ void gshmemi_host_getmem(void *dest, const void *src, size_t n, int pe) {
     copy_on("gshmem_getmem", dest, s, n, (cudaStream_t)gshmemi_g.stream, true);
 }
 
-void gshmemx_putmem_on_stream(void *dest, const void *src, size_t n, int pe, gshmemx_stream_t st) {
+/* On-stream RMA of n bytes (get: from src on pe into dest): one copy-engine transfer on the
+ * stream for a load/store peer, a one-thread kernel that waits for the transfer for a remote
+ * PE. Both are ordered with the stream's other work, so the _nbi forms are these too. */
+void gshmemi_stream_rma(int get, void *dest, const void *src, size_t n, int pe,
+                        struct CUstream_st *st, const char *call) {
     const struct gshmemi_transport_ops *tops;
     void *tctx;
-    const char *call = "gshmemx_putmem_on_stream";
-    char *d = ROUTE(call, dest, n, pe, "dest");
-    if (!d) return check_cuda(gshmemi_launch_remote(st, GSHMEMI_REMOTE_PUT, dest, src, n, NULL, 0, 0, pe), call,
-                              "kernel launch");
-    copy_on(call, d, src, n, (cudaStream_t)st, false);
+    if (!get) {
+        char *d = ROUTE(call, dest, n, pe, "dest");
+        if (!d) return check_cuda(gshmemi_launch_remote(st, GSHMEMI_REMOTE_PUT, dest, src, n, NULL, 0, 0, pe),
+                                  call, "kernel launch");
+        return copy_on(call, d, src, n, (cudaStream_t)st, false);
+    }
+    char *s = ROUTE(call, src, n, pe, "source");
+    if (!s) return check_cuda(gshmemi_launch_remote(st, GSHMEMI_REMOTE_GET, (void *)src, dest, n, NULL, 0, 0, pe),
+                              call, "kernel launch");
+    copy_on(call, dest, s, n, (cudaStream_t)st, false);
+}
+
+void gshmemx_putmem_on_stream(void *dest, const void *src, size_t n, int pe, gshmemx_stream_t st) {
+    gshmemi_stream_rma(0, dest, src, n, pe, st, "gshmemx_putmem_on_stream");
 }
 
 void gshmemx_getmem_on_stream(void *dest, const void *src, size_t n, int pe, gshmemx_stream_t st) {
+    gshmemi_stream_rma(1, dest, src, n, pe, st, "gshmemx_getmem_on_stream");
+}
+
+/* A p on a stream: the value is read now and travels in the kernel's arguments. */
+void gshmemi_stream_p(void *dest, const void *value, size_t size, int pe, struct CUstream_st *st,
+                      const char *call) {
     const struct gshmemi_transport_ops *tops;
     void *tctx;
-    const char *call = "gshmemx_getmem_on_stream";
-    char *s = ROUTE(call, src, n, pe, "source");
-    if (!s) return check_cuda(gshmemi_launch_remote(st, GSHMEMI_REMOTE_GET, (void *)src, dest, n, NULL, 0, 0, pe), call,
-                              "kernel launch");
-    copy_on(call, dest, s, n, (cudaStream_t)st, false);
+    (void)ROUTE(call, dest, size, pe, "dest");
+    uint64_t v = 0;
+    memcpy(&v, value, size);
+    check_cuda(gshmemi_launch_p(st, dest, v, (int)size, pe), call, "kernel launch");
+}
+
+/* A g on a stream returns the value, so it waits for the stream: the read follows the
+ * stream's earlier work and is done when this returns. */
+void gshmemi_stream_g(void *out, const void *src, size_t size, int pe, struct CUstream_st *st,
+                      const char *call) {
+    const struct gshmemi_transport_ops *tops;
+    void *tctx;
+    char *s = ROUTE(call, src, size, pe, "source");
+    if (!s) {
+        check_cuda(cudaStreamSynchronize((cudaStream_t)st), call, "cudaStreamSynchronize");
+        return gshmemi_host_remote_done(REMOTE(call, tops->get(tctx, out, src, size, pe)), call, pe);
+    }
+    copy_on(call, out, s, size, (cudaStream_t)st, true);
 }
 
 /* Host puts complete before they return, so quiet only drains our own stream. */
@@ -205,6 +238,32 @@ void gshmemi_host_iget(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst
     check_cuda(cudaStreamSynchronize(st), call, "cudaStreamSynchronize");
 }
 
+/* Strided on a stream: one 2-D copy-engine transfer on the stream, or for a remote PE one
+ * stream-ordered transfer per element. */
+void gshmemi_stream_strided(int get, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+                            size_t n, size_t es, int pe, struct CUstream_st *st, const char *call) {
+    const struct gshmemi_transport_ops *tops;
+    void *tctx;
+    strided_check(call, dst, sst);
+    if (n == 0) return;
+    const void *sym = get ? src : dest;
+    char *p = ROUTE(call, sym, ((n - 1) * (size_t)(get ? sst : dst) + 1) * es, pe,
+                    get ? "source" : "dest");
+    if (p) {
+        check_cuda(cudaMemcpy2DAsync(get ? dest : p, (size_t)dst * es, get ? p : src,
+                                     (size_t)sst * es, es, n, cudaMemcpyDefault, (cudaStream_t)st),
+                   call, "cudaMemcpy2DAsync");
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char *d = (char *)dest + i * (size_t)dst * es;
+        const char *s = (const char *)src + i * (size_t)sst * es;
+        int e = get ? gshmemi_launch_remote(st, GSHMEMI_REMOTE_GET, (void *)s, d, es, NULL, 0, 0, pe)
+                    : gshmemi_launch_remote(st, GSHMEMI_REMOTE_PUT, d, s, es, NULL, 0, 0, pe);
+        check_cuda(e, call, "kernel launch");
+    }
+}
+
 static int sig_check(const char *call, int sig_op) {
     if (sig_op != GSHMEM_SIGNAL_SET && sig_op != GSHMEM_SIGNAL_ADD)
         gshmemi_fatal("%s: sig_op %d is not GSHMEM_SIGNAL_SET (0) or GSHMEM_SIGNAL_ADD (1)", call,
@@ -232,7 +291,13 @@ void gshmemi_host_put_signal(void *dest, const void *src, size_t n, uint64_t *si
 /* Stream order: the signal kernel starts after the copy has completed. */
 void gshmemx_putmem_signal_on_stream(void *dest, const void *src, size_t n, uint64_t *sig_addr,
                                      uint64_t signal, int sig_op, int pe, gshmemx_stream_t st) {
-    const char *call = "gshmemx_putmem_signal_on_stream";
+    gshmemi_stream_put_signal(dest, src, n, sig_addr, signal, sig_op, pe, st,
+                              "gshmemx_putmem_signal_on_stream");
+}
+
+void gshmemi_stream_put_signal(void *dest, const void *src, size_t n, uint64_t *sig_addr,
+                               uint64_t signal, int sig_op, int pe, struct CUstream_st *st,
+                               const char *call) {
     const struct gshmemi_transport_ops *tops;
     void *tctx;
     sig_check(call, sig_op);

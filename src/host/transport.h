@@ -24,6 +24,10 @@ struct gshmemi_transport_ops {
     gshmemi_status (*init)(struct gshmemi_state *s, void **tctx, bool *reach);
     /* Called collectively after this PE mapped a new chunk at heap offset c->off. */
     gshmemi_status (*chunk_added)(struct gshmemi_state *s, void *tctx, const gshmemi_chunk *c);
+    /* Called collectively before this PE unmaps the chunk at heap offset c->off (a user buffer
+     * made symmetric and now unregistered): drop what chunk_added made of it. May be NULL
+     * when chunk_added keeps nothing per chunk. */
+    gshmemi_status (*chunk_removed)(struct gshmemi_state *s, void *tctx, const gshmemi_chunk *c);
     /* Its part of the device view (may be NULL). */
     gshmemi_status (*fill_device)(struct gshmemi_state *s, void *tctx, struct gshmemi_device_state *d);
     /* Host-initiated blocking operations to a PE it reaches (only when !load_store): done

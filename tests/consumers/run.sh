@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Downstream use of an installed gshmem, as a new user's project would do it: the install
 # layout; pkg-config with gcc (host file) and nvcc (kernel file); CMake find_package(gshmem
-# CONFIG); meson with gshmem as a subproject; the installed gshmem-info on this machine (which
+# CONFIG); NVSHMEM programs through pkg-config gshmem-nvshmem and the CMake package NVSHMEM
+# (plain and -rdc); meson with gshmem as a subproject; the installed gshmem-info on this machine (which
 # may have no GPU and no driver). Ends with "consumers: N passed, M failed"; exit 1 if any failed.
 # usage: tests/consumers/run.sh PREFIX   (gshmem installed there; the source tree is this one)
 set -u
@@ -68,6 +69,25 @@ if command -v cmake >/dev/null; then
   check "cmake: the host program runs" bash -c "'$W/cmake/host' | grep -q '^consumer: gshmem'"
 else
   fail=$((fail + 1)); echo "FAIL cmake: not installed (apt-get install cmake)"
+fi
+
+# ---- NVSHMEM programs: pkg-config gshmem-nvshmem and the CMake package NVSHMEM ---------------------
+check "layout: include/gshmem/nvshmem/nvshmem.h (not include/nvshmem.h)" \
+  bash -c "test -f '$PREFIX/include/gshmem/nvshmem/nvshmem.h' -a -f '$PREFIX/include/gshmem/nvshmem/nvshmemx.h' -a ! -e '$PREFIX/include/nvshmem.h'"
+check "layout: lib/cmake/nvshmem/NVSHMEMConfig.cmake" test -f "$PREFIX/lib/cmake/nvshmem/NVSHMEMConfig.cmake"
+check "pkg-config gshmem-nvshmem: gcc builds and runs a C file with NVSHMEM's headers" \
+  bash -c "gcc -std=c99 -Wall -Wextra -Werror '$SRC/tests/consumers/nvshmem/host.c' -o '$W/nvhost' \$(pkg-config --cflags --libs gshmem-nvshmem) && env -u LD_LIBRARY_PATH '$W/nvhost' | grep -q '^nvshmem consumer: gshmem .*NVSHMEM 3.4 API, status 0$'"
+check "pkg-config gshmem-nvshmem: g++ compiles NVSHMEM's headers as C++" \
+  bash -c "g++ -x c++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only \$(pkg-config --cflags gshmem-nvshmem) '$SRC/tests/consumers/nvshmem/host.c'"
+check "pkg-config gshmem-nvshmem: plain nvcc builds an NVSHMEM program" \
+  bash -c "nvcc -arch=sm_$ARCH '$SRC/tests/consumers/nvshmem/ring.cu' -o '$W/nvring' \$(pkg-config --cflags --libs gshmem-nvshmem)"
+if command -v cmake >/dev/null; then
+  # separable compilation, as NVSHMEM projects build (the plain nvcc build is above)
+  check "cmake NVSHMEM package: configure (find_package(NVSHMEM 3.0), CUDA_SEPARABLE_COMPILATION)" \
+    cmake -S "$SRC/tests/consumers/nvshmem" -B "$W/nvcmake" -DCMAKE_PREFIX_PATH="$PREFIX" \
+      -DCMAKE_CUDA_ARCHITECTURES="$ARCH" -DCMAKE_BUILD_TYPE=Release -DRDC=ON
+  check "cmake NVSHMEM package: build on nvshmem::nvshmem_host/_device and nvshmem::nvshmem" \
+    cmake --build "$W/nvcmake" -j 2
 fi
 
 # ---- meson subproject ------------------------------------------------------------------------

@@ -105,6 +105,23 @@ else
 fi
 run nic_wqe 60 "$B/tests/gpu/test_nic_wqe"   # one process: the mlx5 work requests built on the GPU equal the host's
 
+echo "== NVSHMEM programs' needs (docs/nvshmem.md) =="
+# collective launch, on-stream RMA, 16-bit moves, maxloc, buffer registration; modules loaded at
+# run time; init with flags (a unique id under gshmrun, an MPI communicator under mpirun); an
+# NVSHMEM program built on the compatibility headers
+run compat_api 200 "$RUN" -n "$N" -t 180 "$B/tests/gpu/test_compat_api"
+[ -n "$WIDE" ] && run "compat_api_${WIDE}pe" 200 "$RUN" -n "$WIDE" -t 180 "$B/tests/gpu/test_compat_api"
+run compat_module 100 "$RUN" -n "$N" -t 90 "$B/tests/gpu/test_module" "$B/tests/gpu/module_kernel.fatbin"
+run compat_init_uid 100 "$RUN" -n "$N" -t 90 "$B/tests/gpu/test_init_flags" uid
+if command -v mpirun >/dev/null; then
+  run compat_init_mpi 100 mpirun --allow-run-as-root --oversubscribe -np "$N" \
+      -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS -x TORCH_SYMM_MEM_DISABLE_MULTICAST \
+      "$B/tests/gpu/test_init_flags" mpi
+else
+  echo "SKIP compat_init_mpi: no mpirun on this machine"
+fi
+run compat_nvshmem_ring 60 "$RUN" -n "$N" -t 50 "$B/tests/gpu/nvshmem_ring"
+
 echo "== misuse: clear message and non-zero status =="
 E="$B/tests/gpu/test_errors"
 expect_fail before_init 60 'before gshmem_init' "$E" before_init

@@ -205,8 +205,7 @@ def test_every_reducible_dtype_has_its_c_functions():
 @needs_lib
 def test_every_prototype_is_exported():
     lib = ctypes.CDLL(lib_path())
-    optional = ("gshmemx_cumodule_init", "gshmemx_cumodule_finalize")
-    missing = [n for n in _lib.PROTOTYPES if n not in optional and not hasattr(lib, n)]
+    missing = [n for n in _lib.PROTOTYPES if not hasattr(lib, n)]
     assert not missing, missing
 
 

@@ -2,7 +2,9 @@
  * strings), rejects junk with GSHMEM_ERR_INVALID_ARG while keeping the default, that the
  * printer lists every variable with the values in one column, and that unknown GSHMEM_*
  * variables are warned about (with the nearest name) while declared ones and the test
- * suite's GSHMEM_TEST_* are not. */
+ * suite's GSHMEM_TEST_* are not; and that NVSHMEM's variables map onto gshmem's settings
+ * (never over a GSHMEM_ variable that is set), that those gshmem cannot honour are each warned
+ * about, and that a program's own NVSHMEM_* names and values asking for nothing are not. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -116,11 +118,78 @@ static void unknown(void) {
     unsetenv("GSHMEM_NOTHING_LIKE_IT_AT_ALL");
 }
 
+/* gshmemi_config_nvshmem with warnings, stderr sent to a file: its count, the text in buf. */
+static int nvshmem_warnings(gshmemi_config *c, char *buf, size_t cap) {
+    FILE *tmp = tmpfile();
+    int saved = dup(2);
+    fflush(stderr);
+    dup2(fileno(tmp), 2);
+    int n = gshmemi_config_nvshmem(c, true);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(tmp);
+    size_t len = fread(buf, 1, cap - 1, tmp);
+    buf[len] = 0;
+    fclose(tmp);
+    return n;
+}
+
+static void nvshmem(void) {
+    static const char *vars[] = {"NVSHMEM_DEBUG", "NVSHMEM_MAX_TEAMS", "NVSHMEM_CUMEM_GRANULARITY",
+        "NVSHMEM_INFO", "NVSHMEM_SYMMETRIC_SIZE", "NVSHMEM_DISABLE_NVLS",
+        "NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME", "NVSHMEM_DISABLE_P2P", "NVSHMEM_BOOTSTRAP_PMI",
+        "NVSHMEM_MACHINE_READABLE_OUTPUT", "NVSHMEM_BOOTSTRAP", "GSHMEM_DEBUG", "GSHMEM_INFO"};
+    gshmemi_config c;
+    char out[4096];
+    setenv("NVSHMEM_DEBUG", "INFO", 1);
+    setenv("NVSHMEM_MAX_TEAMS", "2000", 1);
+    setenv("NVSHMEM_CUMEM_GRANULARITY", "64M", 1);
+    setenv("NVSHMEM_INFO", "1", 1);
+    setenv("NVSHMEM_SYMMETRIC_SIZE", "1G", 1);
+    setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
+    setenv("NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME", "lo", 1);
+    setenv("NVSHMEM_DISABLE_P2P", "0", 1);
+    setenv("NVSHMEM_BOOTSTRAP", "PMI", 1);
+    setenv("NVSHMEM_MACHINE_READABLE_OUTPUT", "1", 1);   /* the perftests' own */
+    EXPECT(gshmemi_config_load(&c) == GSHMEM_SUCCESS, "NVSHMEM variables made the load fail");
+    EXPECT(c.DEBUG == 1, "NVSHMEM_DEBUG=INFO gave GSHMEM_DEBUG %d, expected 1", c.DEBUG);
+    EXPECT(c.TEAMS_MAX == 2004, "NVSHMEM_MAX_TEAMS=2000 gave TEAMS_MAX %d, expected 2004", c.TEAMS_MAX);
+    EXPECT(c.HEAP_CHUNK_MIN == 64ull << 20, "NVSHMEM_CUMEM_GRANULARITY=64M gave HEAP_CHUNK_MIN %llu",
+           (unsigned long long)c.HEAP_CHUNK_MIN);
+    EXPECT(c.INFO, "NVSHMEM_INFO=1 did not set GSHMEM_INFO");
+    EXPECT(!strcmp(c.BOOTSTRAP_IFADDR, "127.0.0.1"), "NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME=lo gave "
+           "BOOTSTRAP_IFADDR '%s', expected 127.0.0.1", c.BOOTSTRAP_IFADDR);
+    EXPECT(!strcmp(c.BOOTSTRAP, "auto"), "NVSHMEM_BOOTSTRAP=PMI changed GSHMEM_BOOTSTRAP to %s", c.BOOTSTRAP);
+    int n = nvshmem_warnings(&c, out, sizeof out);
+    EXPECT(n == 0 && !out[0], "%d warnings for variables gshmem honours: %s", n, out);
+
+    setenv("GSHMEM_DEBUG", "0", 1);           /* gshmem's own variable wins */
+    setenv("GSHMEM_INFO", "0", 1);
+    gshmemi_config_load(&c);
+    EXPECT(c.DEBUG == 0 && !c.INFO, "NVSHMEM_DEBUG/INFO overrode GSHMEM_DEBUG=0/GSHMEM_INFO=0 "
+           "(DEBUG %d, INFO %d)", c.DEBUG, (int)c.INFO);
+
+    setenv("NVSHMEM_DISABLE_P2P", "1", 1);
+    setenv("NVSHMEM_BOOTSTRAP_PMI", "PMI-2", 1);
+    setenv("NVSHMEM_DEBUG", "LOUD", 1);
+    n = nvshmem_warnings(&c, out, sizeof out);
+    EXPECT(n == 3, "%d warnings, expected 3 (DISABLE_P2P, BOOTSTRAP_PMI, DEBUG): %s", n, out);
+    EXPECT(strstr(out, "NVSHMEM_DISABLE_P2P=1 has no effect") != NULL, "no warning naming "
+           "NVSHMEM_DISABLE_P2P: %s", out);
+    EXPECT(strstr(out, "NVSHMEM_BOOTSTRAP_PMI=PMI-2") && strstr(out, "PMIx"), "no warning naming "
+           "NVSHMEM_BOOTSTRAP_PMI with the remedy: %s", out);
+    EXPECT(strstr(out, "NVSHMEM_DEBUG=LOUD") != NULL, "no warning naming NVSHMEM_DEBUG: %s", out);
+    EXPECT(strstr(out, "MACHINE_READABLE") == NULL, "warned about a program's own variable: %s", out);
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
+}
+
 int main(void) {
     sizes();
     load();
     print();
     unknown();
+    nvshmem();
     printf("config: %d passed, %d failed\n", passed, failed);
     return failed != 0;
 }

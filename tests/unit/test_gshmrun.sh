@@ -2,7 +2,8 @@
 # Proves gshmrun: [PE i] prefixes on whole lines, the environment each PE gets (rank 0
 # alone inherits the rendezvous socket), a 4-PE bootstrap, a failing or crashing PE ends
 # the job quickly with its status and name, -t ends a hung job with 124, a missing program
-# is a clear error, and a last partial line is still forwarded.
+# is a clear error, a last partial line is still forwarded, and the launcher arguments NVSHMEM
+# users type (-np, -ppn) start the PEs they name.
 # usage: test_gshmrun.sh GSHMRUN BUILD_DIR_WITH_gshmrun_child
 R=$1; C=$2/gshmrun_child
 pass=0; fail=0
@@ -30,6 +31,15 @@ check "segv: names the signal" 'echo "$out" | grep -q "PE 1 killed by signal SEG
 out=$(timeout 30 $R -n 2 -t 1 $C hang 2>&1); rc=$?
 check "timeout: status 124 (got $rc)" '[ $rc -eq 124 ]'
 check "timeout: names running PEs" 'echo "$out" | grep -q "PEs still running: 0 1"'
+
+out=$(timeout 30 $R -np 2 $C env 2>&1); rc=$?
+check "-np 2: two PEs" '[ $rc -eq 0 ] && [ $(echo "$out" | grep -c "^\[PE [0-1]\] rank=[0-1] npes=2 ") -eq 2 ]'
+out=$(timeout 30 $R -ppn 3 $C env 2>&1); rc=$?
+check "-ppn 3 alone: three PEs" '[ $rc -eq 0 ] && [ $(echo "$out" | grep -c "npes=3 ") -eq 3 ]'
+out=$(timeout 30 $R -n 2 -ppn 2 $C env 2>&1); rc=$?
+check "-n 2 -ppn 2: two PEs" '[ $rc -eq 0 ] && [ $(echo "$out" | grep -c "npes=2 ") -eq 2 ]'
+out=$(timeout 30 $R -n 4 -ppn 2 $C env 2>&1); rc=$?
+check "-n 4 -ppn 2: refused (one node), status 2 (got $rc)" '[ $rc -eq 2 ] && echo "$out" | grep -q "needs 2 nodes"'
 
 out=$(timeout 30 $R -n 2 ./no-such-program 2>&1); rc=$?
 check "missing program: non-zero" '[ $rc -ne 0 ]'

@@ -135,6 +135,24 @@ static gshmemi_status p2p_chunk_added(gshmemi_state *s, void *tctx, const gshmem
     return b->ops->barrier(b);
 }
 
+/* Every local peer's mapping of the chunk at offset ch->off (one per window slot but ours). */
+static gshmemi_status p2p_chunk_removed(gshmemi_state *s, void *tctx, const gshmemi_chunk *ch) {
+    p2p_ctx *c = tctx;
+    const gshmemi_heap *h = &s->heap;
+    for (int slot = 1; slot < s->boot.local_size; slot++) {
+        CUdeviceptr va = (CUdeviceptr)(h->base + (uint64_t)slot * h->window + ch->off);
+        for (int i = 0; i < c->n_maps; i++) {
+            if (c->maps[i].va != va) continue;
+            GSHMEMI_CU(cuMemUnmap(va, c->maps[i].size));
+            GSHMEMI_CU(cuMemRelease(c->maps[i].handle));
+            c->maps[i--] = c->maps[--c->n_maps];
+        }
+    }
+    /* no peer unmaps before every peer stopped using the memory (the caller's barrier) and no
+     * offset is reused before every peer unmapped it */
+    return s->boot.ops->barrier(&s->boot);
+}
+
 static void p2p_finalize(gshmemi_state *s, void *tctx) {
     p2p_ctx *c = tctx;
     if (!c) return;
@@ -154,5 +172,6 @@ const struct gshmemi_transport_ops gshmemi_transport_p2p = {
     .load_store = true,
     .init = p2p_init,
     .chunk_added = p2p_chunk_added,
+    .chunk_removed = p2p_chunk_removed,
     .finalize = p2p_finalize,
 };
