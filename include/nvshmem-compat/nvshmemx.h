@@ -80,14 +80,16 @@ static inline int nvshmemx_get_uniqueid(nvshmemx_uniqueid_t *uniqueid) {
     if (!uniqueid) return NVSHMEMX_ERROR_INVALID_VALUE;
     int st = gshmemx_get_uniqueid(&u);
     if (st != GSHMEM_SUCCESS) return nvshmemi_status(st);
-    if (strnlen(u.internal, sizeof u.internal) >= sizeof uniqueid->internal) {
+    const char *end = (const char *)memchr(u.internal, 0, sizeof u.internal);
+    size_t len = end ? (size_t)(end - u.internal) : sizeof u.internal;
+    if (len >= sizeof uniqueid->internal) {
         fprintf(stderr, "gshmem: nvshmemx_get_uniqueid: the id '%.*s' does not fit NVSHMEM's 124 "
                 "bytes\n", (int)sizeof u.internal, u.internal);
         return NVSHMEMX_ERROR_INTERNAL;
     }
     uniqueid->version = (1 << 16) + (int)sizeof(nvshmemx_uniqueid_t);
     memset(uniqueid->internal, 0, sizeof uniqueid->internal);
-    memcpy(uniqueid->internal, u.internal, strnlen(u.internal, sizeof u.internal));
+    memcpy(uniqueid->internal, u.internal, len);
     return NVSHMEMX_SUCCESS;
 }
 
