@@ -1,14 +1,17 @@
 /* Staged mode: heap memory the provider cannot reach (GPU memory without FI_HMEM) moves as
  * messages through registered host buffers on both sides. This file sets the mode up and
  * dispatches what arrives: responses to the source side (staged_source.c), requests to the
- * target side (staged_target.c). The protocol — messages, credits, packs, carried responses,
- * and why every operation to a PE lands in order — is docs/proxy.md, "Staged mode". */
+ * target side (staged_target.c); the buffers, queues and state the three share are
+ * staged_state.h. The protocol — messages, credits, packs, carried responses, and why every
+ * operation to a PE lands in order — is docs/proxy.md, "The wire (staged mode)". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
-#include "staged.h"
+#include "staged_source.h"
+#include "staged_state.h"
+#include "staged_target.h"
 #include "trace.h"
 
 static void post_recv(gshmemi_proxy *x, sbuf *b) {
@@ -118,7 +121,7 @@ static void take_carried(gshmemi_proxy *x, sbuf *b, int src, size_t off, size_t 
 static int finish_placed(gshmemi_proxy *x) {
     struct staged *s = STG(x);
     int work = 0;
-    uint64_t t_done = s->placing.h ? done(x) : 0;
+    uint64_t t_done = s->placing.h ? memops_done(x) : 0;
     sbuf *b;
     while ((b = s->placing.h) && b->t <= t_done) {
         bq_pop(&s->placing);

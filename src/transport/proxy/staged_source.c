@@ -1,13 +1,14 @@
 /* The staged mode's source side: a record becomes requests — its pieces of at most a chunk,
  * or its entry in the pack to its PE — that leave once their source bytes are copied out of
  * device memory (memops.copy_from), carrying the responses held for that PE; and the
- * responses to them end the records. docs/proxy.md, "Staged mode", says why packs and
- * carried responses keep each PE's operations in order. */
+ * responses to them end the records. docs/proxy.md, "The wire (staged mode)", says why packs
+ * and carried responses keep each PE's operations in order. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "staged.h"
+#include "staged_source.h"
+#include "staged_state.h"
 #include "trace.h"
 
 static void bq_unpop(bq *q, sbuf *b) {   /* back at the front */
@@ -119,7 +120,7 @@ static int pump_small(gshmemi_proxy *x, op_rec *r) {
                              (unsigned long long)d->laddr, payload);
             return -FI_EIO;
         }
-        if (payload) b->t = mark(x);
+        if (payload) b->t = memops_mark(x);
     }
     b->used += (uint32_t)need;
     b->ans += (uint32_t)ans;
@@ -170,7 +171,7 @@ void gshmemi_staged_request_state(gshmemi_proxy *x, sbuf *b, bool blocked, const
 
 /* The held responses to b's PE that fit go after b's bytes (b is then closed: nothing may be
  * packed behind them). */
-static void carry(gshmemi_proxy *x, sbuf *b) {
+static void carry_held(gshmemi_proxy *x, sbuf *b) {
     struct staged *s = STG(x);
     smsg *m = (smsg *)b->data;
     size_t off = pad8(b->len);
@@ -220,7 +221,7 @@ int gshmemi_staged_pump(gshmemi_proxy *x, op_rec *r) {
         }
         /* a put's source bytes are in b once the memops pass this mark; a get waits for
          * nothing (behind a queued put, it still goes in order) */
-        queue_request(x, b, pe, op_id_of(r), HDR + (size_t)payload, payload ? mark(x) : 0);
+        queue_request(x, b, pe, op_id_of(r), HDR + (size_t)payload, payload ? memops_mark(x) : 0);
         s->open[pe] = NULL;   /* later small operations to pe go after this request */
         r->posted += len ? len : 1;
         r->inflight++;
@@ -232,18 +233,18 @@ int gshmemi_staged_pump(gshmemi_proxy *x, op_rec *r) {
 int gshmemi_staged_send_requests(gshmemi_proxy *x) {
     struct staged *s = STG(x);
     int work = 0;
-    /* done() enqueues the pending ticket's write (a CUDA call): only when a request waits for
-     * a copy, not before a pack of p's, g's and atomics (t 0) goes out */
+    /* memops_done() enqueues the pending ticket's write (a CUDA call): only when a request
+     * waits for a copy, not before a pack of p's, g's and atomics (t 0) goes out */
     uint64_t t_done = 0;
     bool asked = false;
     sbuf *b;
     while ((b = s->to_send.h)) {
         if (b->t > t_done && !asked) {
-            t_done = done(x);
+            t_done = memops_done(x);
             asked = true;
         }
         if (b->t > t_done) break;
-        if (s->n_held[b->peer] && !((smsg *)b->data)->carry) carry(x, b);
+        if (s->n_held[b->peer] && !((smsg *)b->data)->carry) carry_held(x, b);
         gshmemi_ptrace(TR_SENDREQ_B, b->peer);
         ssize_t ret = fi_send(x->fab.ep, b->data, b->len, s->desc, (fi_addr_t)b->peer, &b->x.ctx);
         gshmemi_ptrace(TR_SENDREQ_E, (uint32_t)ret);
@@ -335,7 +336,7 @@ static bool on_pack_answers(gshmemi_proxy *x, sbuf *b, const smsg *m, const uint
                      (unsigned long long)n, (unsigned long long)m->len, len);
     if (!keep) return true;
     b->len = HDR + len;   /* walked again once the copies are done */
-    b->t = mark(x);
+    b->t = memops_mark(x);
     bq_push(&STG(x)->placing, b);
     return false;
 }
@@ -367,7 +368,7 @@ bool gshmemi_staged_on_response(gshmemi_proxy *x, sbuf *b, const smsg *m, const 
             return true;
         }
         b->op_id = m->op_id;   /* the piece counts once its data is in place */
-        b->t = mark(x);
+        b->t = memops_mark(x);
         bq_push(&STG(x)->placing, b);
         return false;
     }

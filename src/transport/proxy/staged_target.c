@@ -2,13 +2,14 @@
  * memory operations (copies into and out of device memory, atomics and signals, so they stay
  * atomic with the device's own), and answered with one response once those operations are
  * done; a response that holds nothing may wait for a request to its PE to carry it.
- * docs/proxy.md, "Staged mode", gives the orderings. */
+ * docs/proxy.md, "The wire (staged mode)", gives the orderings. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "array.h"
-#include "staged.h"
+#include "staged_state.h"
+#include "staged_target.h"
 #include "trace.h"
 
 static partial *partial_of(struct staged *s, int src, uint64_t op_id) {
@@ -222,7 +223,7 @@ bool gshmemi_staged_serve(gshmemi_proxy *x, sbuf *b) {
     o->len = HDR + payload;
     o->req = b;
     o->holds_get = gets;
-    o->t = mark(x);   /* an atomic's old value is in its answer once the memops pass this */
+    o->t = memops_mark(x);   /* an atomic's old value is in its answer once the memops pass this */
     bq_push(&s->placing, o);
     return true;
 }

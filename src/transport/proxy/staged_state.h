@@ -1,10 +1,10 @@
-/* What the files of the staged mode share: its buffers and queues, its state per proxy, and
- * the calls between its parts. staged.c sets it up and dispatches what arrives; the source
- * side (staged_source.c) turns records into requests and takes their responses; the target
- * side (staged_target.c) serves requests and sends the responses. The protocol:
- * docs/proxy.md, "Staged mode". */
-#ifndef GSHMEMI_PROXY_STAGED_H
-#define GSHMEMI_PROXY_STAGED_H
+/* The staged mode's lower layer, shared by its parts: the buffers and their queues, the mode's
+ * state per proxy, and small helpers (the memory queue's tickets, a record by its wire name).
+ * staged.c sets the mode up and dispatches what arrives to the source side (staged_source.h)
+ * and the target side (staged_target.h); all three use this and it uses none of them. The
+ * protocol: docs/proxy.md, "The wire (staged mode)". */
+#ifndef GSHMEMI_PROXY_STAGED_STATE_H
+#define GSHMEMI_PROXY_STAGED_STATE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -92,8 +92,12 @@ static inline sbuf *bq_pop(bq *q) {
 }
 
 /* The memory operations' ticket covering what is enqueued so far, and the highest one done. */
-static inline uint64_t mark(gshmemi_proxy *x) { return x->p.mem.mark ? x->p.mem.mark(x->p.mem.ctx) : 0; }
-static inline uint64_t done(gshmemi_proxy *x) { return x->p.mem.done ? x->p.mem.done(x->p.mem.ctx) : UINT64_MAX; }
+static inline uint64_t memops_mark(gshmemi_proxy *x) {
+    return x->p.mem.mark ? x->p.mem.mark(x->p.mem.ctx) : 0;
+}
+static inline uint64_t memops_done(gshmemi_proxy *x) {
+    return x->p.mem.done ? x->p.mem.done(x->p.mem.ctx) : UINT64_MAX;
+}
 
 /* A record as the wire names it (smsg.op_id, sop.op_id): ring id << 56 | ticket. */
 static inline uint64_t op_id_of(const op_rec *r) { return (uint64_t)r->ring->id << 56 | r->ticket; }
@@ -107,33 +111,5 @@ static inline op_rec *rec_of(gshmemi_proxy *x, uint64_t op_id) {
     op_rec *r = &g->recs[t & g->mask];
     return r->ticket == t && r->state == REC_ACTIVE ? r : NULL;
 }
-
-typedef struct send_err {
-    int status;
-    const char *what;   /* "fi_send: Connection reset" */
-} send_err;
-
-/* ---- the source side (staged_source.c) ------------------------------------------------ */
-/* The mode's pump: r's requests (its pieces, or its entry in the pack to its PE), queued to
- * be sent once their source bytes are copied out. */
-int gshmemi_staged_pump(gshmemi_proxy *x, op_rec *r);
-/* Sends the queued requests whose source copies are done, in order; returns how many. */
-int gshmemi_staged_send_requests(gshmemi_proxy *x);
-/* What follows a request: blocked (the provider refused it), sent, or failed (e != NULL). */
-void gshmemi_staged_request_state(gshmemi_proxy *x, sbuf *b, bool blocked, const send_err *e);
-/* A response (alone in b, or carried in it) to one of our requests; false when it keeps b
- * (a get's data being copied out of it: `placing` posts it again). */
-bool gshmemi_staged_on_response(gshmemi_proxy *x, sbuf *b, const smsg *m, const uint8_t *payload, size_t len);
-/* The gets of packed response b have their data in their destinations. */
-void gshmemi_staged_gets_placed(gshmemi_proxy *x, sbuf *b);
-
-/* ---- the target side (staged_target.c) ------------------------------------------------- */
-/* Starts the request in b; false if no response buffer (or atomic room) is free. */
-bool gshmemi_staged_serve(gshmemi_proxy *x, sbuf *b);
-/* A response whose memory operations are done: held for a request to carry it, or sent. */
-void gshmemi_staged_release_response(gshmemi_proxy *x, sbuf *o);
-/* Held responses to pe (all PEs: pe < 0) that waited long enough (all: force) go out alone. */
-int gshmemi_staged_send_held(gshmemi_proxy *x, int pe, bool force);
-void gshmemi_staged_send_response(gshmemi_proxy *x, sbuf *o);
 
 #endif
