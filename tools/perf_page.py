@@ -1,13 +1,14 @@
 """docs/performance.md from its template: each line `{{KIND RUN [key=value ...]}}` of the
 template becomes a table (or a run's provenance line, or a plot) made from docs/perf/RUN/
-summary.json (the records tools/bench_compare.py writes) and docs/perf/RUN/run.json (machine,
-date, commit, command, note); every other line is copied. Used by `bench_compare.py --page`."""
+summary.json (the records tools/bench_compare.py writes, read with bench_summary.py) and
+docs/perf/RUN/run.json (machine, date, commit, command, note); every other line is copied.
+Used by `bench_compare.py --page`."""
 import json
 import os
 import re
 import sys
 
-import bench_compare as bc
+import bench_summary as bs
 
 LATENCY_LABELS = {
     "p ping-pong one-way": "`p` ping-pong, one-way",
@@ -44,7 +45,7 @@ class Page:
     def run(self, name):
         if name not in self.runs:
             d = os.path.join(self.base, name)
-            self.runs[name] = (bc.load_summary(os.path.join(d, "summary.json")),
+            self.runs[name] = (bs.load_summary(os.path.join(d, "summary.json")),
                                json.load(open(os.path.join(d, "run.json"))))
         return self.runs[name]
 
@@ -52,7 +53,7 @@ class Page:
         return [r for r in self.run(name)[0] if r["family"] == family and (lib is None or r["lib"] == lib)]
 
     def val(self, name, lib, family, metric, size=None, npes=None):
-        return bc.value(self.run(name)[0], lib, family, metric, size, npes)
+        return bs.value(self.run(name)[0], lib, family, metric, size, npes)
 
     # ---- one function per template KIND -------------------------------------------------
 
@@ -94,7 +95,7 @@ class Page:
             rows.append([f"ratio {metric.replace(' one-way', '')}"] +
                         [rel(self.val(name, "gshmem", "latency", metric, s),
                              self.val(name, "nvshmem", "latency", metric, s)) for s in sizes])
-        return table(["one-way µs"] + [bc.fmt_size(s) for s in sizes], rows)
+        return table(["one-way µs"] + [bs.fmt_size(s) for s in sizes], rows)
 
     def k_deadline(self, name, opt):
         rows = []
@@ -119,7 +120,7 @@ class Page:
                 w = self.val(name, "libfabric", "remote-fabric", "fi_write", s)
                 g = self.val(name, "gshmem", family, cols[0], s)
                 cells += [num(w, 2), "—" if w is None or g is None else f"{g / w * 100:.0f} %"]
-            rows.append([bc.fmt_size(s)] + cells)
+            rows.append([bs.fmt_size(s)] + cells)
         return rows
 
     def k_bandwidth(self, name, opt):
@@ -143,13 +144,13 @@ class Page:
         fam = opt["family"]
         rs = [r for r in self.recs(name, fam) if r["unit"] == "us"]
         libs = [l for l in ("gshmem", "nccl", "nvshmem") if any(r["lib"] == l for r in rs)]
-        sizes = sorted({r["size"] for r in rs if r["size"] <= bc.parse_size(opt.get("max", "1T"))})
+        sizes = sorted({r["size"] for r in rs if r["size"] <= bs.parse_size(opt.get("max", "1T"))})
         if opt.get("sizes") == "x4":   # every other power of two: the full sweep is in the summary
             sizes = [s for s in sizes if (s.bit_length() - sizes[0].bit_length()) % 2 == 0 or s == sizes[-1]]
         rows = []
         for s in sizes:
             v = {l: self.val(name, l, fam, "us per call", s) for l in libs}
-            rows.append([bc.fmt_size(s)] + [num(v[l], 2) for l in libs] +
+            rows.append([bs.fmt_size(s)] + [num(v[l], 2) for l in libs] +
                         [rel(v["gshmem"], v[l]) for l in libs[1:]])
         return table(["size"] + [LIB_NAMES[l] for l in libs] + [f"gshmem / {LIB_NAMES[l]}" for l in libs[1:]], rows)
 
@@ -158,7 +159,7 @@ class Page:
         for fam in ("barrier", "barrier_graph", "allreduce_graph", "empty_kernel_graph"):
             for s in sorted({r["size"] for r in self.recs(name, fam)}):
                 g, n, c = (self.val(name, l, fam, "us per call", s) for l in ("gshmem", "nvshmem", "nccl"))
-                what = bc.COLL_TITLES[fam] + ("" if fam in bc.DATALESS else f", {bc.fmt_size(s)}")
+                what = bs.COLL_TITLES[fam] + ("" if fam in bs.DATALESS else f", {bs.fmt_size(s)}")
                 rows.append([what, num(g, 2), num(c, 2), num(n, 2), rel(g, c), rel(g, n)])
         return table(["µs per call", "gshmem", "NCCL", "NVSHMEM", "gshmem / NCCL", "gshmem / NVSHMEM"], rows)
 
@@ -174,7 +175,7 @@ class Page:
                                         ("allreduce", "us per call", 128 << 10, "allreduce 128 KiB on a stream")):
             cells = []
             for n in npes:
-                g, v = (bc.value(rs, l, fam, metric, size, n) for l in ("gshmem", "nvshmem"))
+                g, v = (bs.value(rs, l, fam, metric, size, n) for l in ("gshmem", "nvshmem"))
                 cells += [num(g, 3 if fam == "latency" else 2), num(v, 3 if fam == "latency" else 2), rel(g, v)]
             rows.append([what] + cells)
         head = ["µs"] + [h for n in npes for h in (f"gshmem, {n} PEs", f"NVSHMEM, {n} PEs", "ratio")]
@@ -200,7 +201,7 @@ class Page:
                 bw = self.val(name, "gshmem", "remote-" + f, "bus bandwidth", s)
                 cells.append(num(us, 2) + (f" ({bw:.2f} GB/s)" if us is not None and bw is not None and s >= (1 << 20)
                                            else ""))
-            rows.append([bc.fmt_size(s)] + cells)
+            rows.append([bs.fmt_size(s)] + cells)
         return table(["µs per call"] + fams, rows)
 
     def k_remote_floor(self, name, opt):
@@ -209,7 +210,7 @@ class Page:
         for fam in ("barrier", "barrier_graph", "allreduce_graph"):
             for r in self.recs(name, "remote-" + fam):
                 if r["unit"] == "us":
-                    what = bc.COLL_TITLES[fam] + ("" if fam in bc.DATALESS else f", {bc.fmt_size(r['size'])}")
+                    what = bs.COLL_TITLES[fam] + ("" if fam in bs.DATALESS else f", {bs.fmt_size(r['size'])}")
                     rows.append([what, num(r["value"], 2) + " µs"])
         return table(["", "gshmem"], rows)
 
@@ -222,13 +223,13 @@ class Page:
             bw = self.val(name, "gshmem", "remote-" + f, "bus bandwidth", size)
             if bw is not None:
                 rows.append([f, num(bw, 2), "—" if not link else f"{bw / link * 100:.0f} %"])
-        return table([f"{bc.fmt_size(size)}", "bus GB/s", "of the link"], rows)
+        return table([f"{bs.fmt_size(size)}", "bus GB/s", "of the link"], rows)
 
     def k_plot(self, name, opt):
         img = os.path.join(self.out_dir, "img")
         if name not in self.plotted:
             self.plotted.add(name)
-            bc.plots(img, os.path.join(self.base, name, "summary.json"))
+            bs.plots(img, os.path.join(self.base, name, "summary.json"))
         f = opt["file"]
         if not os.path.exists(os.path.join(img, f)):
             print(f"perf_page: img/{f} is missing (no matplotlib here?)", file=sys.stderr)
