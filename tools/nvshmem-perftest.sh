@@ -5,13 +5,18 @@
 # again against NVSHMEM itself (-rdc, its device library), runs each under gshmrun -n 2 (and
 # -n 4 for the collectives and init, which accept more PEs) with a time limit per run, and
 # prints a table: built / ran (ended within the limit) / passed (exit status 0), per program,
-# PE count and library. NVSHMEM's programs run under gshmrun too, through gshmem's NVSHMEM
+# PE count and library. Both libraries take about 10 minutes on one GPU; `gshmem` and then
+# `nvshmem` as two calls on the same machine give the same table (the second call shows both
+# columns). NVSHMEM's programs run under gshmrun too, through gshmem's NVSHMEM
 # bootstrap plugin (NVSHMEM_BOOTSTRAP=plugin): one launcher, one GPU placement, MPS when PEs
 # share a GPU.
 #
-# usage: tools/nvshmem-perftest.sh NVSHMEM_SRC [gshmem|nvshmem|both]
+# usage: tools/nvshmem-perftest.sh NVSHMEM_SRC [gshmem|nvshmem|both|cmake]
 #   NVSHMEM_SRC  NVSHMEM's sources (its perftest/ and src/include/), e.g. a git archive of
 #                NVIDIA/nvshmem at the tag of the NVSHMEM that runs (v3.4.5-0)
+#   cmake        instead: configure NVSHMEM's perftest CMake project, unmodified, against gshmem's
+#                prefix (-DNVSHMEM_PREFIX=PREFIX -DNVSHMEM_MPI_SUPPORT=OFF), build what builds
+#                (make -k) and list the programs built and those that did not (no GPU needed)
 # environment (all optional):
 #   NVSHMEM_HOME   NVSHMEM's install (include/, lib/libnvshmem_host.so.3, lib/libnvshmem_device.a);
 #                  default: the python3 package nvidia.nvshmem (pip nvidia-nvshmem-cu13)
@@ -20,7 +25,7 @@
 #   BUILD          gshmem's build directory (default build-perftest; its prefix/ is installed into)
 #   PERFTEST_ARGS  arguments of every run (default "-n 5 -w 2 -e 64K": 5 timed and 2 warm-up
 #                  iterations up to 64 KiB, so the whole table fits a 10-minute lease)
-#   PERFTEST_T     seconds each run may take (default 60)
+#   PERFTEST_T     seconds each run may take (default 45)
 #   PERFTEST_NPS   PE counts for the collectives and init (default "2 4"); pt-to-pt runs on 2
 #   PERFTEST_ONLY  a regular expression: only the programs whose path matches
 #   OUT            where logs and the table go (default BUILD/nvshmem-perftest-out)
@@ -42,7 +47,7 @@ W=$BUILD/nvshmem-perftest
 LOGS=$OUT/perftest-logs
 mkdir -p "$W" "$LOGS"
 ARGS=${PERFTEST_ARGS:--n 5 -w 2 -e 64K}
-T=${PERFTEST_T:-60}
+T=${PERFTEST_T:-45}
 NPS=${PERFTEST_NPS:-2 4}
 JOBS=$(nproc)
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
@@ -87,7 +92,7 @@ build_gshmem() {
 
 # ---- NVSHMEM -------------------------------------------------------------------------------------
 NV=${NVSHMEM_HOME:-$(python3 -c "import nvidia.nvshmem as m; print(list(m.__path__)[0])" 2>/dev/null)}
-if [ "$WHICH" != gshmem ]; then
+if [ "$WHICH" = both ] || [ "$WHICH" = nvshmem ]; then
   if [ -z "$NV" ] || [ ! -f "$NV/include/nvshmem.h" ] || [ ! -f "$NV/lib/libnvshmem_device.a" ]; then
     echo "nvshmem-perftest: NVSHMEM not found (NVSHMEM_HOME, or the python3 package nvidia.nvshmem): its column is skipped"
     [ "$WHICH" = nvshmem ] && exit 2
@@ -152,9 +157,44 @@ run_lib() {
   stamp "$lib: runs done"
 }
 
+# ---- NVSHMEM's perftest CMake project against gshmem's prefix ----------------------------------
+if [ "$WHICH" = cmake ]; then
+  build_gshmem || exit 1
+  command -v cmake >/dev/null || { echo "nvshmem-perftest cmake: cmake not found"; exit 2; }
+  C=$W/cmake
+  rm -rf "$C"
+  mkdir -p "$C"
+  stamp "configuring $PT against $PREFIX"
+  # the project writes a configured header into its own tree: build from a copy of the sources
+  cp -r "$SRC/perftest" "$C/perftest"
+  mkdir -p "$C/src/include/non_abi/device/pt-to-pt"
+  cp "$SRC/src/include/non_abi/device/pt-to-pt/transfer_device.cuh.in" "$C/src/include/non_abi/device/pt-to-pt/"
+  NVSHMEM_PERFTEST_INSTALL=$C/install cmake -S "$C/perftest" -B "$C/build" -DNVSHMEM_PREFIX="$PREFIX" \
+    -DNVSHMEM_MPI_SUPPORT=OFF -DCUDA_HOME="$CUDA_HOME" -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
+    -DCMAKE_BUILD_TYPE=Release >"$LOGS/cmake-configure.log" 2>&1 \
+    || { tail -30 "$LOGS/cmake-configure.log"; exit 1; }
+  stamp "configured; building (make -k -j$JOBS)"
+  make -C "$C/build" -k -j"$JOBS" >"$LOGS/cmake-build.log" 2>&1
+  mapfile -t targets < <(cd "$C/build" && make help | sed -n 's/^\.\.\. \(perf_[a-z_]*\)$/\1/p' | sort)
+  ok=0; bad=()
+  for t in "${targets[@]}"; do
+    n=${t#perf_device_}; n=${n#perf_host_}
+    if find "$C/build" -type f -perm -u+x -name "$n" | grep -q .; then ok=$((ok + 1)); else bad+=("$t"); fi
+  done
+  {
+    echo "NVSHMEM's perftest CMake project against gshmem ($PREFIX): ${#targets[@]} programs, $ok built"
+    [ ${#bad[@]} -gt 0 ] && echo "not built: ${bad[*]}"
+    grep -E 'error' "$LOGS/cmake-build.log" | grep -v '^make' | sed 's/^/  /' | sort -u | head -20
+  } | tee "$OUT/nvshmem-perftest-cmake.txt"
+  exit 0
+fi
+
 # ---- build (NVSHMEM's builds overlap gshmem's runs) and run ---------------------------------------
 build_gshmem || exit 1
-rm -f "$W"/*/*.rc
+# a library run now starts its column afresh; the other's results of an earlier call on this
+# machine stay in the table (a lease too short for both runs them in two calls)
+[ "$WHICH" != nvshmem ] && rm -f "$W"/gshmem/*.rc
+[ "$WHICH" != gshmem ] && rm -f "$W"/nvshmem/*.rc
 [ "$WHICH" != nvshmem ] && build_lib gshmem
 if [ "$WHICH" = both ]; then build_lib nvshmem >"$LOGS/nvshmem-build-console.log" 2>&1 & nvb=$!; fi
 [ "$WHICH" != nvshmem ] && run_lib gshmem
@@ -166,8 +206,7 @@ if [ "$WHICH" = both ]; then wait $nvb; cat "$LOGS/nvshmem-build-console.log"; f
 # cell LIB NAME NP: "passed 1.2s" / "FAILED(rc) 1.2s" / "TIMEOUT" / "not built" / "-"
 cell() {
   local f=$W/$1/$2.np$3.rc rc ms
-  [ "$1" = nvshmem ] && [ "$WHICH" = gshmem ] && { echo "-"; return; }
-  [ "$1" = gshmem ] && [ "$WHICH" = nvshmem ] && { echo "-"; return; }
+  [ -d "$W/$1" ] || { echo "-"; return; }
   [ -x "$W/$1/$2" ] || { echo "not built"; return; }
   [ -f "$f" ] || { echo "not run"; return; }
   read -r rc ms <"$f"
@@ -184,7 +223,7 @@ cell() {
     done
   done
   for lib in gshmem nvshmem; do
-    { [ "$lib" = gshmem ] && [ "$WHICH" = nvshmem ]; } || { [ "$lib" = nvshmem ] && [ "$WHICH" = gshmem ]; } && continue
+    [ -d "$W/$lib" ] || continue
     built=0; runs=0; ran=0; passed=0
     for p in "${PROGS[@]}"; do
       n=$(name_of "$p"); [ -x "$W/$lib/$n" ] && built=$((built + 1))
