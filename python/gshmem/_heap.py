@@ -266,6 +266,7 @@ def free(obj):
     lib.gshmem_free(a.ptr)
 
 
+@_init.at_finalize
 def release_all():
     """At finalize: every allocation ends with the heap."""
     registry.clear()

@@ -21,6 +21,18 @@ class _State:
 
 state = _State()
 
+# What finalize() forgets with the heap, registered by the modules that keep such records
+# (_heap: allocations, teams: team sizes) when they are imported: they use this module, so it
+# calls them back rather than importing them.
+_at_finalize = []
+
+
+def at_finalize(fn):
+    """Calls fn() at every finalize(), before the library's own finalize; returns fn (so it
+    serves as a decorator)."""
+    _at_finalize.append(fn)
+    return fn
+
 
 def require(call):
     """The loaded library, or GshmemNotInitialized naming `call`."""
@@ -224,10 +236,8 @@ def finalize():
     do not use them afterwards."""
     if not state.initialized:
         return
-    from . import _heap
-    _heap.release_all()
-    from . import teams
-    teams.forget_all()
+    for fn in _at_finalize:
+        fn()
     lib = _lib.load()
     state.initialized = False
     lib.gshmem_finalize()

@@ -10,7 +10,7 @@ from ._lib import GshmemArgumentError
 from ._objects import describe, stream_handle
 from ._types import op_name, reduce_typename
 from .rma import same_shape
-from .teams import TEAM_WORLD, _team, team_n_pes
+from .teams import TEAM_WORLD, _team, team_n_pes, team_sync
 
 
 def _overlap(d, s):
@@ -161,10 +161,7 @@ def barrier_all(stream=None):
 def sync(team=TEAM_WORLD, stream=None):
     """Later work on `stream` starts once every member has reached the sync (no quiet:
     cheaper than barrier where no puts are in flight)."""
-    call = "gshmem.sync"
-    lib = _init.require(call)
-    _lib.check(lib.gshmemx_team_sync_on_stream(_team(team, call), stream_handle(stream, call)),
-               "gshmemx_team_sync_on_stream")
+    team_sync(team, stream, "gshmem.sync")
 
 
 def sync_all(stream=None):

@@ -5,8 +5,9 @@ is false in a boolean context."""
 
 import ctypes
 
-from . import _init
+from . import _init, _lib
 from ._lib import GshmemArgumentError, GshmemError
+from ._objects import stream_handle
 
 
 class Team(int):
@@ -38,8 +39,7 @@ class Team(int):
 
     def sync(self, stream=None):
         """A barrier of the team's PEs on `stream` (gshmemx_team_sync_on_stream)."""
-        from .collective import sync
-        sync(self, stream)
+        team_sync(self, stream)
 
     def destroy(self):
         team_destroy(self)
@@ -132,5 +132,14 @@ def team_destroy(team):
     lib.gshmem_team_destroy(t)
 
 
+def team_sync(team, stream=None, call="gshmem.sync"):
+    """Later work on `stream` starts once every member of `team` has reached the sync
+    (gshmemx_team_sync_on_stream; gshmem.sync and Team.sync)."""
+    lib = _init.require(call)
+    _lib.check(lib.gshmemx_team_sync_on_stream(_team(team, call), stream_handle(stream, call)),
+               "gshmemx_team_sync_on_stream")
+
+
+@_init.at_finalize
 def forget_all():
     _sizes.clear()
