@@ -234,8 +234,9 @@ static gshmemi_status grow(gshmemi_state *s, uint64_t need, uint64_t req, const 
                  (unsigned long long)(h->mapped >> 20), h->n_chunks);
     if (s->dstate && gshmemi_cfg.DEBUG >= 2) {
         /* only the debug range check reads heap_mapped on the device; republishing
-         * otherwise would wait (legacy stream) on kernels that may be waiting for us */
-        ((gshmemi_device_state *)s->dstate)->heap_mapped = h->mapped;
+         * otherwise would wait (legacy stream) on kernels that may be waiting for us. With user
+         * buffers registered above the heap (symreg.c) the check covers the whole window. */
+        ((gshmemi_device_state *)s->dstate)->heap_mapped = h->n_regs ? h->window : h->mapped;
         GSHMEMI_CHECK(gshmemi_device_state_publish(s));
     }
     return GSHMEM_SUCCESS;
