@@ -31,7 +31,13 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: test_module MODULE.fatbin\n");
         return 2;
     }
-    CK(cudaFree(0));   // the primary context, current: the driver loads into it
+    // this PE's GPU as gshmem would pick it, current before init: the driver loads into its
+    // primary context
+    int ndev = 1;
+    CK(cudaGetDeviceCount(&ndev));
+    const char *rank = getenv("GSHMEM_RANK");
+    CK(cudaSetDevice((rank ? atoi(rank) : 0) % ndev));
+    CK(cudaFree(0));
     CUmodule mod;
     CU(cuModuleLoad(&mod, argv[1]));
     int st = gshmemx_cumodule_init(mod);   // before init: zeroed state now, the real one at init
