@@ -16,9 +16,11 @@
 static int check_buf(const char *call, const char *which, const void *p, size_t n) {
     const gshmemi_heap *h = &gshmemi_g.heap;
     if (n == 0) return 0;
-    if ((const char *)p < h->base || (const char *)p + n > h->base + h->mapped) {
+    /* the heap, or a user buffer registered symmetric (symreg.c) */
+    if (!gshmemi_heap_contains(h, p) || !gshmemi_heap_contains(h, (const char *)p + n - 1)) {
         gshmemi_error("%s: %s %p (+%zu bytes) is not inside the symmetric heap [%p, %p) on PE %d; "
-                      "collective buffers must come from gshmem_malloc and be large enough",
+                      "collective buffers must come from gshmem_malloc (or "
+                      "gshmemx_buffer_register_symmetric) and be large enough",
                       call, which, p, n, (void *)h->base, (void *)(h->base + h->mapped),
                       gshmemi_g.mype);
         return GSHMEM_ERR_INVALID_ARG;
