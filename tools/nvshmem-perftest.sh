@@ -28,7 +28,7 @@
 #   PERFTEST_T     seconds each run may take (default 45)
 #   PERFTEST_NPS   PE counts for the collectives and init (default "2 4"); pt-to-pt runs on 2
 #   PERFTEST_ONLY  a regular expression: only the programs whose path matches
-#   OUT            where logs and the table go (default BUILD/nvshmem-perftest-out)
+#   OUT            where the table and a tarball of the logs go (default BUILD/nvshmem-perftest-out)
 set -u
 SRC=${1:?usage: tools/nvshmem-perftest.sh NVSHMEM_SRC [gshmem|nvshmem|both]}
 WHICH=${2:-both}
@@ -44,8 +44,9 @@ case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 PREFIX=$BUILD/prefix
 OUT=${OUT:-$BUILD/nvshmem-perftest-out}
 W=$BUILD/nvshmem-perftest
-LOGS=$OUT/perftest-logs
-mkdir -p "$W" "$LOGS"
+LOGS=$W/logs   # every build and run log; OUT gets the table and a tarball of these
+rm -rf "$LOGS"
+mkdir -p "$W" "$LOGS" "$OUT"
 ARGS=${PERFTEST_ARGS:--n 5 -w 2 -e 64K}
 T=${PERFTEST_T:-45}
 NPS=${PERFTEST_NPS:-2 4}
@@ -186,6 +187,7 @@ if [ "$WHICH" = cmake ]; then
     [ ${#bad[@]} -gt 0 ] && echo "not built: ${bad[*]}"
     grep -E 'error' "$LOGS/cmake-build.log" | grep -v '^make' | sed 's/^/  /' | sort -u | head -20
   } | tee "$OUT/nvshmem-perftest-cmake.txt"
+  tar czf "$OUT/perftest-cmake-logs.tar.gz" -C "$W" logs 2>/dev/null
   exit 0
 fi
 
@@ -236,7 +238,7 @@ cell() {
     done
     echo "$lib: built $built of ${#PROGS[@]} programs; runs: $runs, ran $ran, passed $passed"
   done
-  echo "logs: $LOGS (run-LIB-PROGRAM-npN.log, build-LIB-PROGRAM.log)"
+  echo "logs: $LOGS and $OUT/perftest-logs.tar.gz (run-LIB-PROGRAM-npN.log, build-LIB-PROGRAM.log)"
 } | tee "$OUT/nvshmem-perftest.txt"
-tar czf "$OUT/perftest-logs.tar.gz" -C "$OUT" perftest-logs 2>/dev/null
+tar czf "$OUT/perftest-logs.tar.gz" -C "$W" logs 2>/dev/null
 stamp "done"
