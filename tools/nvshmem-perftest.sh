@@ -172,6 +172,7 @@ if [ "$WHICH" = cmake ]; then
   cp "$SRC/src/include/non_abi/device/pt-to-pt/transfer_device.cuh.in" "$C/src/include/non_abi/device/pt-to-pt/"
   NVSHMEM_PERFTEST_INSTALL=$C/install cmake -S "$C/perftest" -B "$C/build" -DNVSHMEM_PREFIX="$PREFIX" \
     -DNVSHMEM_MPI_SUPPORT=OFF -DCUDA_HOME="$CUDA_HOME" -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
+    -DCMAKE_CUDA_FLAGS="-I$NVML" -DCMAKE_CXX_FLAGS="-I$NVML" \
     -DCMAKE_BUILD_TYPE=Release >"$LOGS/cmake-configure.log" 2>&1 \
     || { tail -30 "$LOGS/cmake-configure.log"; exit 1; }
   stamp "configured; building (make -k -j$JOBS)"
