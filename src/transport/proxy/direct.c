@@ -74,7 +74,7 @@ static int post_failed(gshmemi_proxy *x, op_rec *r, xfer *f, ssize_t ret, const 
     return (int)ret;
 }
 
-static void posted(op_rec *r, uint64_t n) {
+static void note_posted(op_rec *r, uint64_t n) {
     r->posted += n;
     r->inflight++;
     r->blocked = 0;
@@ -97,7 +97,7 @@ static int post_rma(gshmemi_proxy *x, op_rec *r, bool write, uint64_t laddr, uin
         ssize_t ret = write ? fi_writemsg(x->fab.ep, &m, FI_COMPLETION | FI_DELIVERY_COMPLETE)
                             : fi_readmsg(x->fab.ep, &m, FI_COMPLETION);
         if (ret) return post_failed(x, r, f, ret, write ? "fi_writemsg" : "fi_readmsg");
-        posted(r, len);
+        note_posted(r, len);
     }
     return 0;
 }
@@ -123,7 +123,7 @@ static int post_atomic(gshmemi_proxy *x, op_rec *r, uint64_t raddr, enum fi_op o
     else ret = fi_atomicmsg(x->fab.ep, &m, FI_COMPLETION | FI_DELIVERY_COMPLETE);
     if (ret) return post_failed(x, r, f, ret, cswap ? "fi_compare_atomicmsg" : fetch ? "fi_fetch_atomicmsg"
                                                                                  : "fi_atomicmsg");
-    posted(r, 1);
+    note_posted(r, 1);
     return 0;
 }
 
