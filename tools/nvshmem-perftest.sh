@@ -4,7 +4,7 @@
 # no tile API) with plain nvcc against gshmem's installed compatibility layer (no -rdc), and
 # again against NVSHMEM itself (-rdc, its device library), runs each under gshmrun -n 2 (and
 # -n 4 for the collectives and init, which accept more PEs) with a time limit per run, and
-# prints a table: built / ran (ended within the limit) / passed (exit status 0), per program,
+# prints a table: built / ran (started, and ended within the limit) / passed (exit status 0), per program,
 # PE count and library. Both libraries take about 10 minutes on one GPU; `gshmem` and then
 # `nvshmem` as two calls on the same machine give the same table (the second call shows both
 # columns). NVSHMEM's programs run under gshmrun too, through gshmem's NVSHMEM
@@ -214,7 +214,8 @@ cell() {
   [ -f "$f" ] || { echo "not run"; return; }
   read -r rc ms <"$f"
   local s=$((ms / 1000)).$(( ms % 1000 / 100 ))s
-  case $rc in 0) echo "passed $s" ;; 124|137) echo "TIMEOUT ${T}s" ;; *) echo "FAILED($rc) $s" ;; esac
+  case $rc in 0) echo "passed $s" ;; 124|137) echo "TIMEOUT ${T}s" ;; 126|127) echo "NOT STARTED($rc)" ;;
+    *) echo "FAILED($rc) $s" ;; esac
 }
 {
   echo "NVSHMEM perftests ($(basename "$SRC"); args: $ARGS; limit ${T}s a run) on $NGPU GPU(s), sm_$ARCH"
@@ -233,7 +234,7 @@ cell() {
       for np in $(nps_of "$p"); do
         f=$W/$lib/$n.np$np.rc; [ -f "$f" ] || continue
         runs=$((runs + 1)); read -r rc ms <"$f"
-        [ "$rc" != 124 ] && [ "$rc" != 137 ] && ran=$((ran + 1))
+        case $rc in 124|126|127|137) ;; *) ran=$((ran + 1)) ;; esac   # not a timeout, not unstartable
         [ "$rc" = 0 ] && passed=$((passed + 1))
       done
     done
