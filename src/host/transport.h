@@ -14,6 +14,7 @@
 
 struct gshmemi_state;
 struct gshmemi_device_state;
+struct gshmem_proxy_chan;
 
 struct gshmemi_transport_ops {
     const char *name;
@@ -41,6 +42,18 @@ struct gshmemi_transport_ops {
                                  uint64_t *sig_sym, uint64_t value, int sig_op, int pe);
     /* What it is, for gshmem-info and GSHMEM_DEBUG (may be NULL). */
     void (*describe)(void *tctx, char *buf, size_t len);
+    /* Optional, for another transport's producer in this process (the ibgda transport's
+     * software NIC): a channel (gshmem/proxy_desc.h, its host producer helpers; thread safe)
+     * whose descriptors this transport performs like its own host operations, each answered in
+     * the producer's own completion slot. Before this transport's finalize stops serving, it
+     * calls drain(drain_ctx), which returns once the producer posts nothing more.
+     * GSHMEM_ERR_NOT_AVAILABLE: no channel in this job. */
+    gshmemi_status (*desc_chan)(void *tctx, struct gshmem_proxy_chan *out, void (*drain)(void *drain_ctx),
+                                void *drain_ctx);
+    /* Optional, for gshmem-info without a job: what it finds on this machine (devices,
+     * addresses; deep: also what a job would try, such as registering GPU memory), as lines
+     * into buf[len]. */
+    void (*probe)(char *buf, size_t len, bool deep);
     /* Collective, while the heap is still mapped. */
     void (*finalize)(struct gshmemi_state *s, void *tctx);
 };

@@ -321,6 +321,8 @@ gshmemi_status gshmemi_proxy_put_signal(gshmemi_proxy *x, void *dst_sym, const v
 
 gshmemi_status gshmemi_proxy_quiet(gshmemi_proxy *x) { return gshmem_proxy_quiet(&x->host->chan); }
 
+gshmem_proxy_chan gshmemi_proxy_host_chan(const gshmemi_proxy *x) { return x->host->chan; }
+
 /* ---- queries and finalize ------------------------------------------------------------ */
 const char *gshmemi_proxy_provider(const gshmemi_proxy *x) { return x->fab.prov; }
 int gshmemi_proxy_mode(const gshmemi_proxy *x) { return x->mode->id; }

@@ -106,6 +106,10 @@ gshmemi_status gshmemi_proxy_put_signal(gshmemi_proxy *x, void *dst_sym, const v
 void gshmemi_proxy_set_heap(gshmemi_proxy *x, void *heap_base, size_t heap_size);
 /* Every host operation issued before is complete. */
 gshmemi_status gshmemi_proxy_quiet(gshmemi_proxy *x);
+/* The channel of the host ring, for another producer of this process (docs/proxy.md, "Other
+ * producers"): it posts with the host producer helpers of gshmem/proxy_desc.h (thread safe),
+ * each descriptor with a completion slot of its own, and is quiet before gshmemi_proxy_finalize. */
+gshmem_proxy_chan gshmemi_proxy_host_chan(const gshmemi_proxy *x);
 
 /* What was chosen: "tcp;ofi_rxm", the mode (GSHMEMI_PROXY_DIRECT / _STAGED, and its name),
  * the published address. */

@@ -62,6 +62,9 @@ typedef struct proxy_tctx {
         uint64_t n;
         double sum, max;
     } ct[3];
+    /* another transport's producer on the host ring (proxy_desc_chan): its drain, before finalize */
+    void (*drain)(void *);
+    void *drain_ctx;
 } proxy_tctx;
 
 enum { CT_COPY, CT_WRITE, CT_ATOMICS };
@@ -495,6 +498,16 @@ static gshmemi_status host_put_signal(void *tctx, void *dst_sym, const void *src
     return gshmemi_proxy_put_signal(((proxy_tctx *)tctx)->x, dst_sym, src, n, sig_sym, value, sig_op, pe);
 }
 
+/* The host ring for another transport's producer in this process (transport.h, desc_chan). */
+static gshmemi_status proxy_desc_chan(void *tctx, gshmem_proxy_chan *out, void (*drain)(void *), void *drain_ctx) {
+    proxy_tctx *c = tctx;
+    if (!c || !c->x) return GSHMEM_ERR_NOT_AVAILABLE;
+    *out = gshmemi_proxy_host_chan(c->x);
+    c->drain = drain;
+    c->drain_ctx = drain_ctx;
+    return GSHMEM_SUCCESS;
+}
+
 static void proxy_describe(void *tctx, char *buf, size_t len) {
     proxy_tctx *c = tctx;
     if (!c || !c->x) {
@@ -508,6 +521,8 @@ static void proxy_finalize(gshmemi_state *s, void *tctx) {
     proxy_tctx *c = tctx;
     (void)s;
     if (!c) return;
+    /* another producer on the host ring finishes what it posted while the proxy still serves */
+    if (c->drain) c->drain(c->drain_ctx);
     /* the GPU is done with the ring (finalize synchronized); the proxy frees it */
     if (c->ring_mem) cudaHostUnregister(c->ring_mem);
     if (c->x) {
@@ -540,5 +555,6 @@ const struct gshmemi_transport_ops gshmemi_transport_proxy = {
     .signal = host_signal,
     .put_signal = host_put_signal,
     .describe = proxy_describe,
+    .desc_chan = proxy_desc_chan,
     .finalize = proxy_finalize,
 };
