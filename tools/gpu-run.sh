@@ -66,6 +66,19 @@ if [ -f .deps/fabric/include/rdma/fabric.h ]; then
   fi
 fi
 
+# rdma-core headers carried in .deps/ibverbs (apt-get download libibverbs-dev; dpkg -x; its
+# usr/include there): the ibgda transport's mlx5 setups build against the runtime libraries
+if [ -f .deps/ibverbs/include/infiniband/mlx5dv.h ]; then
+  v=$(ls /usr/lib/x86_64-linux-gnu/libibverbs.so.1 2>/dev/null | head -1)
+  m=$(ls /usr/lib/x86_64-linux-gnu/libmlx5.so.1 2>/dev/null | head -1)
+  if [ -n "$v" ] && [ -n "$m" ]; then
+    mkdir -p .deps/ibverbs/lib && ln -sf "$v" .deps/ibverbs/lib/libibverbs.so && ln -sf "$m" .deps/ibverbs/lib/libmlx5.so
+    pmix_args+=(-Dibverbs_root=$PWD/.deps/ibverbs)
+  else
+    echo "no libibverbs.so.1 / libmlx5.so.1 on this machine: building ibgda without its mlx5 setups (the software NIC stays)"
+  fi
+fi
+
 # device code for this machine's GPUs only (the default list covers several generations)
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d .)
 [ -n "$cc" ] && pmix_args+=(-Dgpu_arch=$cc)

@@ -14,8 +14,11 @@ static void usage(FILE *f) {
 "               every GSHMEM_* environment variable with its value and meaning\n"
 "  --gpus       the same, then each visible GPU: name, architecture, memory, VMM and\n"
 "               file-descriptor sharing (what the symmetric heap needs), peer access\n"
-"  --check      one line: exit 0 if this machine can run gshmem (a driver, a visible GPU\n"
-"               with VMM), else the reason (on stderr) and exit 1\n"
+"  --check      exit 0 if this machine can run gshmem (a driver, a visible GPU with VMM),\n"
+"               else the reason (on stderr) and exit 1; then what the transports between\n"
+"               nodes find here: mlx5 devices, ports and GIDs, whether GPU memory registers\n"
+"               with the NIC and its doorbell maps for the GPU, which transport a job across\n"
+"               nodes would take and why\n"
 "  --placement  run as the PEs of a job (gshmrun -n 4 gshmem-info --placement): each PE\n"
 "               prints its GPU, the PEs sharing it, MPS and its SM share\n"
 "  --help       this text\n"
@@ -47,6 +50,14 @@ static int check(void) {
     }
     printf("gshmem-info --check: ok: %d GPU%s usable\n", usable, usable == 1 ? "" : "s");
     return 0;
+}
+
+/* What the transports between nodes find here (deep: also what a job would try first). */
+static void remote_report(int deep) {
+    static char buf[16384];
+    if (gshmemx_info_remote(buf, sizeof buf, deep) != GSHMEM_SUCCESS || !buf[0]) return;
+    printf("Across nodes (GSHMEM_REMOTE_TRANSPORT):\n");
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) printf("  %s\n", line);
 }
 
 static void driver_line(void) {
@@ -109,7 +120,13 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(mode, "--placement")) return placement();
     int bad = gshmemx_env_check() != GSHMEM_SUCCESS;
-    if (!strcmp(mode, "--check")) return bad ? 2 : check();
+    if (!strcmp(mode, "--check")) {
+        if (bad) return 2;
+        int rc = check();
+        fflush(stderr);
+        remote_report(1);
+        return rc;
+    }
     gshmemx_build_info_t b;
     gshmemx_info_build(&b);
     printf("gshmem %s (OpenSHMEM 1.5 API shape)\n", b.version);
@@ -127,6 +144,7 @@ int main(int argc, char **argv) {
            b.ibverbs ? "yes" : "no (libibverbs-dev)", b.mlx5dv ? "yes" : "no",
            b.libfabric ? "yes" : "no (libfabric-dev)");
     driver_line();
+    remote_report(0);
     printf("Environment (GSHMEM_*: value, then meaning):\n");
     gshmemx_env_print(stdout);
     int rc = !strcmp(mode, "--gpus") ? gpus() : 0;

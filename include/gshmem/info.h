@@ -63,6 +63,14 @@ GSHMEM_EXPORT int gshmemx_info_gpu(int gpu, gshmemx_gpu_info_t *info);
  * not, -1 if either is no GPU of this process. */
 GSHMEM_EXPORT int gshmemx_info_peer_access(int gpu, int peer);
 
+/* How a job across nodes would reach the other nodes from this machine: for each transport
+ * between nodes built in, what it finds here (devices, ports, addresses) and whether a job would
+ * take it with the current GSHMEM_* settings, and why, as lines into buf[len] (cut to fit).
+ * deep != 0: also tries what a job would do first, such as registering GPU memory with a NIC
+ * and mapping its doorbell for the GPU (it loads the driver and makes a CUDA context on GPU 0).
+ * No gshmem_init needed. GSHMEM_SUCCESS, or GSHMEM_ERR_INVALID_ARG for no buffer. */
+GSHMEM_EXPORT int gshmemx_info_remote(char *buf, size_t len, int deep);
+
 /* One line saying where this PE runs (its GPU, the PEs sharing it, MPS, its SM share), as
  * GSHMEM_DEBUG=1 prints it at init, into buf[len]. GSHMEM_ERR_NOT_INITIALIZED before init. */
 GSHMEM_EXPORT int gshmemx_info_placement(char *buf, size_t len);

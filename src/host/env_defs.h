@@ -68,6 +68,24 @@ GSHMEMI_ENV_FIELD(COLL_THREADS, INT, int, 256,
                   "tuning: threads per block of the two-round reduction kernels (32..512, a multiple of 32)")
 GSHMEMI_ENV_FIELD(COLL_MOVE_THREADS, INT, int, 512,
                   "tuning: threads per block of the two-round broadcast/fcollect/alltoall(s) kernels (32..512, a multiple of 32)")
+GSHMEMI_ENV_FIELD(REMOTE_TRANSPORT, STR, const char *, "auto",
+                  "how PEs of other nodes are reached: auto (ibgda when every PE has a usable mlx5 NIC, else the proxy), proxy (a CPU thread per PE over libfabric), ibgda (GPU-initiated RDMA; init fails naming the PE that cannot)")
+GSHMEMI_ENV_FIELD(IBGDA_NIC, STR, const char *, "mlx5",
+                  "ibgda's device: mlx5 (a ConnectX NIC through rdma-core) or soft (the software NIC, a test device: a host thread plays the NIC on the GPU's queues and performs work requests over the proxy's link; only with GSHMEM_REMOTE_TRANSPORT=ibgda)")
+GSHMEMI_ENV_FIELD(IBGDA_SETUP, STR, const char *, "verbs",
+                  "ibgda's queues: verbs (QP and CQ made by rdma-core's verbs, queues in host memory mapped for the GPU, a ring CQ) or devx (DEVX objects, queues in GPU memory, a collapsed CQ)")
+GSHMEMI_ENV_FIELD(IBGDA_DEVICE, STR, const char *, "",
+                  "ibgda: the mlx5 device, and optionally its port, e.g. mlx5_0 or mlx5_2:1 (default: the first device with an active port)")
+GSHMEMI_ENV_FIELD(IBGDA_GID_INDEX, INT, int, -1,
+                  "ibgda on RoCE: the GID index to use (-1 = the port's first RoCE v2 GID of an IPv4 address, else its first valid one)")
+GSHMEMI_ENV_FIELD(IBGDA_SQ_SLOTS, INT, int, 1024,
+                  "ibgda: 64-byte slots of each send queue, a power of two from 64 to 32768 (a work request takes 1 or 2)")
+GSHMEMI_ENV_FIELD(IBGDA_CPU_DOORBELL, INT, int, -1,
+                  "ibgda on a NIC: 1 = a CPU thread rings the doorbell for the GPU (which writes the work requests), 0 = the GPU rings it through the NIC's doorbell page mapped for it (-1 = the GPU where the page maps, else the CPU)")
+GSHMEMI_ENV_FIELD(IBGDA_SOFT_ADVERSARIAL, BOOL, bool, false,
+                  "the software NIC: start work requests after random delays, place fetched values late and write completions in batches, so a missing fence or quiet shows")
+GSHMEMI_ENV_FIELD(IBGDA_SOFT_SEED, INT, int, 0,
+                  "the software NIC's adversarial mode: seed of its random delays (0 = from the clock; each PE prints its seed)")
 GSHMEMI_ENV_FIELD(FABRIC_PROVIDER, STR, const char *, "",
                   "libfabric provider of the proxy transport, e.g. verbs;ofi_rxm, efa, cxi, tcp;ofi_rxm (default: the first of cxi, efa, verbs;ofi_rxm, psm3, tcp;ofi_rxm, net;ofi_rxm, sockets found)")
 GSHMEMI_ENV_FIELD(FABRIC_IFACE, STR, const char *, "",

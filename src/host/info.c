@@ -86,6 +86,18 @@ int gshmemx_info_peer_access(int gpu, int peer) {
     return cuDeviceCanAccessPeer(&can, a, b) == CUDA_SUCCESS && can;
 }
 
+int gshmemx_info_remote(char *buf, size_t len, int deep) {
+    if (!buf || !len) return GSHMEM_ERR_INVALID_ARG;
+    size_t o = 0;
+    buf[0] = 0;
+    for (int t = 0; gshmemi_transports[t] && o + 1 < len; t++) {
+        if (!gshmemi_transports[t]->probe) continue;
+        gshmemi_transports[t]->probe(buf + o, len - o, deep != 0);
+        o += strlen(buf + o);
+    }
+    return GSHMEM_SUCCESS;
+}
+
 int gshmemx_info_placement(char *buf, size_t len) {
     GSHMEMI_REQUIRE_INIT("gshmemx_info_placement");
     if (!buf || !len) return GSHMEM_ERR_INVALID_ARG;

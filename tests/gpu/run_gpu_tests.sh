@@ -196,6 +196,36 @@ else
   echo "SKIP across nodes: this build has no libfabric (the proxy transport)"
 fi
 
+if [ -x "$B/tests/gpu/test_channel" ] && [ -x "$B/tests/gpu/test_ibgda" ]; then
+  # GPU-initiated RDMA on the software NIC (a test device: a host thread per PE plays the mlx5 NIC
+  # on the queues the GPU writes and performs the work requests over the proxy's fabric link):
+  # the GPU side runs as on a NIC. Its own test in both queue setups (verbs: ring CQ; devx:
+  # collapsed CQ) and in adversarial mode, an error completion that must end the job, then the
+  # suite across nodes. (GPU_TESTS=ibgda selects these.)
+  echo "== across nodes: ibgda on the software NIC (GSHMEM_REMOTE_TRANSPORT=ibgda GSHMEM_IBGDA_NIC=soft) =="
+  IB=(env GSHMEM_REMOTE_TRANSPORT=ibgda GSHMEM_IBGDA_NIC=soft GSHMEM_FABRIC_IFACE=${GSHMEM_FABRIC_IFACE:-lo})
+  run ibgda_2nodes 300 "${IB[@]}" "$RUN" -n 2 --nodes 2 -t 280 "$B/tests/gpu/test_ibgda"
+  run ibgda_2x2 300 "${IB[@]}" "$RUN" -n 4 --nodes 2 -t 280 "$B/tests/gpu/test_ibgda"
+  run ibgda_devx_2x2 300 "${IB[@]}" GSHMEM_IBGDA_SETUP=devx "$RUN" -n 4 --nodes 2 -t 280 "$B/tests/gpu/test_ibgda"
+  run ibgda_adversarial_2x2 300 "${IB[@]}" GSHMEM_IBGDA_SOFT_ADVERSARIAL=1 "$RUN" -n 4 --nodes 2 -t 280 "$B/tests/gpu/test_ibgda"
+  run ibgda_small_sq_2nodes 300 "${IB[@]}" GSHMEM_IBGDA_SQ_SLOTS=64 "$RUN" -n 2 --nodes 2 -t 280 "$B/tests/gpu/test_ibgda"
+  expect_fail ibgda_error_completion 90 'completed the request with an error .*syndrome 0x13' \
+    "${IB[@]}" "$RUN" -n 2 --nodes 2 -t 80 "$B/tests/gpu/test_ibgda" bad_bounds
+  for t in test_heap test_rma test_sync test_host test_amo test_signal test_wait test_strided test_litmus; do
+    run "ibgda_${t}_2nodes" 300 "${IB[@]}" "$RUN" -n 2 --nodes 2 -t 280 "$B/tests/gpu/$t"
+    run "ibgda_${t}_2x2" 300 "${IB[@]}" "$RUN" -n 4 --nodes 2 -t 280 "$B/tests/gpu/$t"
+  done
+  run ibgda_ring_2x2 60 "${IB[@]}" "$RUN" -n 4 --nodes 2 -t 50 "$B/examples/ring"
+  run ibgda_test_coll_2x2 300 "${IB[@]}" GSHMEM_COLL_XNODE_BYTES=8K "$RUN" -n 4 --nodes 2 -t 280 "$B/tests/gpu/test_coll" --quick
+  run ibgda_test_coll_2x4 500 "${IB[@]}" "$RUN" -n 8 --nodes 2 -t 480 "$B/tests/gpu/test_coll" --quick
+  if command -v compute-sanitizer >/dev/null && [ -z "${SKIP_SANITIZER:-}" ]; then
+    run ibgda_memcheck_2nodes 400 "${IB[@]}" "$RUN" -n 2 --nodes 2 -t 390 compute-sanitizer --error-exitcode 9 \
+        --print-limit 20 --tool memcheck "$B/tests/gpu/test_ibgda"
+  fi
+else
+  echo "SKIP ibgda across nodes: this build has no libfabric (the software NIC performs over the proxy's link)"
+fi
+
 echo "== several PEs on one GPU: MPS handling =="
 run mps_lifecycle 200 tests/gpu/test_mps.sh "$B" "$NGPU"
 

@@ -13,53 +13,104 @@
 static __device__ __forceinline__ uint16_t gshmemi_be16(uint16_t v) { return (uint16_t)__byte_perm(v, 0, 0x3201) & 0xffff; }
 static __device__ __forceinline__ uint32_t gshmemi_be32(uint32_t v) { return __byte_perm(v, 0, 0x0123); }
 
-/* A completion entry as read by a waiter: the 16-bit index of the last WQE completed and the
- * entry's opcode (GSHMEM_NIC_CQE_*). One 8-byte load of the entry's last word, so the two are
- * from the same write of the NIC. */
+/* A completion entry as a reader sees it: the 16-bit index of the last WQE completed, the
+ * entry's opcode (GSHMEM_NIC_CQE_*) and its owner bit. One 8-byte load of the entry's last word,
+ * so all three are from the same write of the NIC. */
 struct gshmemi_nic_cqe {
     uint16_t counter;
     uint8_t opcode;
+    uint8_t owner;
 };
-GSHMEMI_DEV gshmemi_nic_cqe gshmemi_nic_read_cqe(const gshmem_nic_qp &q) {
-    const uint64_t w = gshmemi_ld_acquire((const uint64_t *)(q.cqe + 56));
-    gshmemi_nic_cqe e;
-    e.counter = gshmemi_be16((uint16_t)(w >> ((GSHMEM_NIC_CQE_WQE_COUNTER - 56) * 8)));
-    e.opcode = (uint8_t)(w >> ((GSHMEM_NIC_CQE_OP_OWN - 56) * 8)) >> 4;
-    return e;
+GSHMEMI_DEV gshmemi_nic_cqe gshmemi_nic_entry(const uint8_t *e) {
+    const uint64_t w = gshmemi_ld_acquire((const uint64_t *)(e + 56));
+    const uint8_t op_own = (uint8_t)(w >> ((GSHMEM_NIC_CQE_OP_OWN - 56) * 8));
+    gshmemi_nic_cqe c;
+    c.counter = gshmemi_be16((uint16_t)(w >> ((GSHMEM_NIC_CQE_WQE_COUNTER - 56) * 8)));
+    c.opcode = op_own >> 4;
+    c.owner = op_own & 1;
+    return c;
 }
+/* Collapsed CQ: its entry; ring CQ: the copy of the first error entry a reader met. */
+GSHMEMI_DEV gshmemi_nic_cqe gshmemi_nic_read_cqe(const gshmem_nic_qp &q) { return gshmemi_nic_entry(q.cqe); }
 
-/* What the completion entry says is done, as a 64-bit basic-block count: the entry names the
+/* What a completion entry says is done, as a 64-bit basic-block count: the entry names the
  * first basic block of the last WQE completed, 16 bits of it; every WQE posted before the
  * thread's snapshot `posted` is within 65536 blocks of it (wqe_cnt <= 32768), so the full
  * index is the latest value below `posted` with those 16 bits. Done then covers that WQE's
- * first block (and, since a QP completes in order, everything before it): `first + 1`. */
+ * first block (and, since a QP completes in order, everything before it): `first + 1`. An
+ * error entry names the WQE that failed: everything before it is done, it is not. */
 GSHMEMI_DEV uint64_t gshmemi_nic_done_from(uint16_t counter, uint64_t posted) {
     const uint64_t first = posted - 1 - (uint16_t)((uint16_t)(posted - 1) - counter);
     return first + 1;
 }
+GSHMEMI_DEV uint64_t gshmemi_nic_done_of(const gshmemi_nic_cqe &e, uint64_t posted) {
+    return gshmemi_nic_done_from(e.counter, posted) - (e.opcode == GSHMEM_NIC_CQE_REQ_ERR ? 1 : 0);
+}
 
-/* One look at the completion queue by the warp's first waiting thread; the result (done, and
- * an error opcode) is shared by shuffle. Raises ctr[DONE]. */
+/* Ring CQ: keeps the first error entry in q.cqe (GPU memory), the opcode word last, so that
+ * every waiter sees the QP failed, not only the reader that claimed the entry. */
+GSHMEMI_DEV void gshmemi_nic_keep_error(const gshmem_nic_qp &q, const uint8_t *e) {
+    if (gshmemi_nic_read_cqe(q).opcode == GSHMEM_NIC_CQE_REQ_ERR) return;   /* the first one stays */
+    const uint64_t *src = (const uint64_t *)e;
+    uint64_t *dst = (uint64_t *)q.cqe;
+#pragma unroll
+    for (int i = 0; i < 7; i++) dst[i] = gshmemi_ld_relaxed(src + i);
+    /* release: the entry's other words before its opcode */
+    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(dst + 7), "l"(gshmemi_ld_relaxed(src + 7)) : "memory");
+}
+
+/* Ring CQ: claims, in order, the entries software owns (opcode valid, owner bit of the lap) by
+ * compare-and-swap on ctr[CQ_CI], at most 32 per call (a bounded loop of one thread, not a
+ * wait), and tells the NIC how far the ring was read. Returns what the claimed entries say is
+ * done (0: none claimed). Readers that claim out of order may write cq_dbrec out of order: the
+ * value lags by a few entries at most, which the ring's size (>= 2 * wqe_cnt) absorbs. */
+GSHMEMI_DEV uint64_t gshmemi_nic_consume(const gshmem_nic_qp &q, uint64_t posted) {
+    uint64_t *cip = q.ctr + GSHMEM_NIC_CTR_CQ_CI;
+    uint64_t ci = gshmemi_ld_acquire(cip), seen = 0;
+    bool took = false;
+#pragma unroll 1
+    for (int k = 0; k < 32; k++) {
+        const uint8_t *e = q.cq + (size_t)(ci & (q.cq_cnt - 1)) * 64;
+        const gshmemi_nic_cqe c = gshmemi_nic_entry(e);
+        if (c.opcode == GSHMEM_NIC_CQE_INVALID || c.owner != ((ci & q.cq_cnt) ? 1 : 0)) break;
+        const uint64_t was = atomicCAS((unsigned long long *)cip, (unsigned long long)ci, (unsigned long long)(ci + 1));
+        if (was != ci) {   /* another reader claimed it: look at the next unclaimed one */
+            ci = was;
+            continue;
+        }
+        if (c.opcode == GSHMEM_NIC_CQE_REQ_ERR) gshmemi_nic_keep_error(q, e);
+        const uint64_t d = gshmemi_nic_done_of(c, posted);
+        seen = d > seen ? d : seen;
+        ci++;
+        took = true;
+    }
+    if (took) *(volatile uint32_t *)q.cq_dbrec = gshmemi_be32((uint32_t)(ci & 0xffffff));
+    return seen;
+}
+
+/* One look at this thread's QP (each thread of a warp may wait on another QP): raises
+ * ctr[DONE] to what the completion queue says and tells whether the QP failed. */
 struct gshmemi_nic_look {
     uint64_t done;
     bool failed;
 };
-GSHMEMI_DEV gshmemi_nic_look gshmemi_nic_poll(unsigned m, const gshmem_nic_qp &q) {
+GSHMEMI_DEV gshmemi_nic_look gshmemi_nic_poll(const gshmem_nic_qp &q) {
     uint64_t *ctr = q.ctr;
     const uint64_t posted = gshmemi_ld_acquire(ctr + GSHMEM_NIC_CTR_POSTED);
+    uint64_t seen = 0;
+    if (q.cq && posted > 0) seen = gshmemi_nic_consume(q, posted);
     const gshmemi_nic_cqe e = gshmemi_nic_read_cqe(q);
-    const bool valid = e.opcode != GSHMEM_NIC_CQE_INVALID && posted > 0;
-    const uint64_t seen = valid ? gshmemi_nic_done_from(e.counter, posted) : 0;
-    asm volatile("red.release.gpu.global.max.u64 [%0], %1;" ::"l"(ctr + GSHMEM_NIC_CTR_DONE), "l"(seen) : "memory");
+    if (!q.cq && e.opcode != GSHMEM_NIC_CQE_INVALID && posted > 0) seen = gshmemi_nic_done_of(e, posted);
+    if (seen) asm volatile("red.release.gpu.global.max.u64 [%0], %1;" ::"l"(ctr + GSHMEM_NIC_CTR_DONE), "l"(seen) : "memory");
     gshmemi_nic_look l;
-    l.done = __shfl_sync(m, seen, __ffs(m) - 1);
-    l.failed = gshmemi_uniform(m, e.opcode == GSHMEM_NIC_CQE_REQ_ERR);
+    l.done = seen;
+    l.failed = e.opcode == GSHMEM_NIC_CQE_REQ_ERR;
     return l;
 }
 
 /* Step 1-2: t, the first of nbb basic blocks of q's send queue whose slots are free (the
  * requests of the previous lap there completed). Returns UINT64_MAX if the queue reported an
- * error while the warp waited (the QP is in error: nothing more completes). */
+ * error while the thread waited (the QP is in error: nothing more completes). */
 GSHMEMI_DEV uint64_t gshmemi_nic_reserve(const gshmem_nic_qp &q, unsigned nbb) {
     const unsigned m = gshmemi_lanes();
     const uint64_t t = atomicAdd((unsigned long long *)(q.ctr + GSHMEM_NIC_CTR_RESERVED), (unsigned long long)nbb);
@@ -67,14 +118,16 @@ GSHMEMI_DEV uint64_t gshmemi_nic_reserve(const gshmem_nic_qp &q, unsigned nbb) {
     bool room = t + nbb - done <= q.wqe_cnt, failed = false;
     unsigned ns = 0;
     GSHMEMI_WHILE_ANY(m, !room && !failed) {
-        const gshmemi_nic_look l = gshmemi_nic_poll(m, q);
-        done = l.done > done ? l.done : done;
-        room = t + nbb - done <= q.wqe_cnt;
-        failed = l.failed;
-        gshmemi_nanosleep_if(gshmemi_uniform(m, !room) && ns, ns);
+        if (!room && !failed) {
+            const gshmemi_nic_look l = gshmemi_nic_poll(q);
+            done = l.done > done ? l.done : done;
+            room = t + nbb - done <= q.wqe_cnt;
+            failed = l.failed;
+        }
+        gshmemi_nanosleep_if(gshmemi_uniform(m, !room && !failed) && ns, ns);
         ns = ns ? (ns < 1024 ? 2 * ns : 1024) : 32;
     }
-    return gshmemi_uniform(m, failed) ? UINT64_MAX : t;
+    return failed ? UINT64_MAX : t;
 }
 
 /* The send-queue slot of block t. */
@@ -113,26 +166,36 @@ GSHMEMI_DEV bool gshmemi_nic_wait(const gshmem_nic_qp &q, uint64_t t) {
     bool ok = done > t, failed = false;
     unsigned ns = 0;
     GSHMEMI_WHILE_ANY(m, !ok && !failed) {
-        const gshmemi_nic_look l = gshmemi_nic_poll(m, q);
-        done = l.done > done ? l.done : done;
-        ok = done > t;
-        failed = l.failed;
-        gshmemi_nanosleep_if(gshmemi_uniform(m, !ok) && ns, ns);
+        if (!ok && !failed) {
+            const gshmemi_nic_look l = gshmemi_nic_poll(q);
+            done = l.done > done ? l.done : done;
+            ok = done > t;
+            failed = l.failed && !ok;
+        }
+        gshmemi_nanosleep_if(gshmemi_uniform(m, !ok && !failed) && ns, ns);
         ns = ns ? (ns < 1024 ? 2 * ns : 1024) : 32;
     }
-    return !gshmemi_uniform(m, failed);
+    return !failed;
 }
 
 /* The memory key of heap offset off: the key of its chunk at PE pe (keys = rkeys + pe *
- * GSHMEM_NIC_MAX_CHUNKS) or here (keys = lkeys). false: off is not in a registered chunk. */
+ * GSHMEM_NIC_MAX_CHUNKS) or here (keys = lkeys). false: off is not in a registered chunk. The
+ * walk over the entries in use (nic_desc.h) is warp-uniform (ptx.h): it runs while any thread
+ * still looks, each thread reading one entry per turn. */
 GSHMEMI_DEV bool gshmemi_nic_key(const gshmem_nic_chan &c, const uint32_t *keys, uint64_t off, uint32_t *key) {
-    uint32_t k = 0;
+    const unsigned m = gshmemi_lanes();
+    const uint64_t *r = c.chunk_range;
+    const uint64_t n = gshmemi_ld_relaxed(r + 2 * GSHMEM_NIC_MAX_CHUNKS);
+    uint32_t k = 0, i = 0;
     bool found = false;
-#pragma unroll 1
-    for (uint32_t i = 0; i < GSHMEM_NIC_MAX_CHUNKS; i++) {   /* a constant trip count: uniform */
-        const bool here = !found && i < c.n_chunks && off < c.chunk_end[i];
-        k = here ? keys[i] : k;
-        found = found || here;
+    GSHMEMI_WHILE_ANY(m, !found && i < n && i < c.n_chunks) {
+        if (!found && i < n && i < c.n_chunks) {
+            if (off >= r[2 * i] && off < r[2 * i + 1]) {
+                k = keys[i];
+                found = true;
+            }
+            i++;
+        }
     }
     *key = k;
     return found;
