@@ -89,7 +89,9 @@ GSHMEMI_DEV uint64_t gshmemi_nic_consume(const gshmem_nic_qp &q, uint64_t posted
 }
 
 /* One look at this thread's QP (each thread of a warp may wait on another QP): raises
- * ctr[DONE] to what the completion queue says and tells whether the QP failed. */
+ * ctr[DONE] to what the completion queue says and returns the larger of that and ctr[DONE]
+ * (on a ring, the entries another thread claimed are no longer there to see: what they said is
+ * in ctr[DONE]), and whether the QP failed. */
 struct gshmemi_nic_look {
     uint64_t done;
     bool failed;
@@ -102,8 +104,9 @@ GSHMEMI_DEV gshmemi_nic_look gshmemi_nic_poll(const gshmem_nic_qp &q) {
     const gshmemi_nic_cqe e = gshmemi_nic_read_cqe(q);
     if (!q.cq && e.opcode != GSHMEM_NIC_CQE_INVALID && posted > 0) seen = gshmemi_nic_done_of(e, posted);
     if (seen) asm volatile("red.release.gpu.global.max.u64 [%0], %1;" ::"l"(ctr + GSHMEM_NIC_CTR_DONE), "l"(seen) : "memory");
+    const uint64_t others = gshmemi_ld_acquire(ctr + GSHMEM_NIC_CTR_DONE);
     gshmemi_nic_look l;
-    l.done = seen;
+    l.done = seen > others ? seen : others;
     l.failed = e.opcode == GSHMEM_NIC_CQE_REQ_ERR;
     return l;
 }

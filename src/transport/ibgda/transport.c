@@ -208,9 +208,11 @@ static gshmemi_status alloc_buffers(ibgda_ctx *c) {
     while (slots < (uint32_t)sms * 64u * 32u) slots <<= 1;
     c->fetch_slots = slots;
     c->fetch_bytes = (size_t)slots * 8;
-    /* the software NIC places fetched values from a host thread: host memory mapped for the GPU;
-     * a NIC writes GPU memory itself */
-    c->fetch_host = c->be == &gshmemi_ibgda_soft;
+    /* Host memory mapped for the GPU where the completions are host memory too (the verbs
+     * setup; the software NIC, a host thread, places fetched values itself): PCIe orders a NIC's
+     * writes to one destination, not its write of a value into GPU memory before its completion
+     * into host memory. The DEVX setup's completions are GPU memory, so its fetch slots are. */
+    c->fetch_host = c->be == &gshmemi_ibgda_soft || c->setup == IBGDA_SETUP_VERBS;
     if (c->fetch_host) {
         GSHMEMI_CUDA(cudaHostAlloc((void **)&c->fetch, c->fetch_bytes, cudaHostAllocMapped | cudaHostAllocPortable));
         GSHMEMI_CUDA(cudaHostGetDevicePointer((void **)&c->d_fetch, c->fetch, 0));
