@@ -20,7 +20,9 @@
  *   fence mode, a WQE reaching past the record, an executor failure, a ring CQ overrun;
  * - adversarial mode: fetched values land late, so a write that reads a get's buffer without a
  *   fence sends stale bytes (caught), and never with the fence; completions come in batches,
- *   yet every one comes.
+ *   yet every one comes;
+ * - on its own thread (as in the library) a stream of requests completes while the poster only
+ *   waits, and a drain returns once everything published has completed.
  * A failure names the case, the field and both values. */
 #include <stdlib.h>
 #include <string.h>
@@ -782,6 +784,38 @@ static void test_chaos(void) {
     rig_close(&r);
 }
 
+/* The NIC on its own thread (as in the library): a stream of work requests completes while the
+ * poster only waits; then requests left for the drain complete before it returns. */
+static void test_thread(void) {
+    rig r;
+    rig_open(&r, 64, true, NULL);
+    const int pe = 1;
+    uint8_t *word = heap[pe] + 12288;
+    store(word, 0, 8);
+    if (gshmemi_sn_start(r.nic)) {
+        EXPECT(0, "gshmemi_sn_start failed");
+        rig_close(&r);
+        return;
+    }
+    gshmemi_hostq *q = &r.q[pe];
+    uint64_t t = 0;
+    for (int i = 0; i < 3000; i++) {
+        t = gshmemi_hostq_reserve(q, 1, 5.0);
+        if (t == UINT64_MAX) break;
+        gshmemi_wqe_fetch_add(gshmemi_hostq_slot(q, t), (uint16_t)t, q->qpn, i % 5 == 4 ? GSHMEMI_WQE_CQ_UPDATE : 0,
+                              A(word), RKEY(pe), A(fetchbuf), LKEY_FETCH, 8, 1);
+        gshmemi_hostq_ring(q, t, 1);
+    }
+    EXPECT(t != UINT64_MAX && gshmemi_hostq_wait(q, t, 5.0) == GSHMEM_SUCCESS && load(word, 8) == 3000,
+           "on its thread: 3000 adds gave %llu", (unsigned long long)load(word, 8));
+    for (int i = 0; i < 10; i++) t = nop(&r, pe, GSHMEMI_WQE_CQ_UPDATE);
+    EXPECT(gshmemi_sn_drain(r.nic, 5.0), "the drain did not finish");
+    gshmemi_hostq_poll(q);
+    EXPECT(q->done == t + 1, "after the drain: done %llu, expected %llu", (unsigned long long)q->done,
+           (unsigned long long)t + 1);
+    rig_close(&r);
+}
+
 int main(void) {
     for (int pe = 0; pe < NPES; pe++) heap[pe] = aligned_alloc(4096, HEAP);
     fetchbuf = aligned_alloc(4096, 4096);
@@ -793,6 +827,7 @@ int main(void) {
     }
     test_unrung();
     test_cq_overrun();
+    test_thread();
     test_chaos();
     EXPECT(fab.bad == 0, "the software NIC gave the executor %d descriptors outside its contract", fab.bad);
     printf("test_softnic: %d passed, %d failed\n", passed, failed);

@@ -89,7 +89,7 @@ void gshmemi_hostq_ring(gshmemi_hostq *q, uint64_t t, unsigned nbb) {
     __atomic_store_n((uint32_t *)(uintptr_t)&q->dbrec[1], __builtin_bswap32((uint32_t)((t + nbb) & 0xffff)),
                      __ATOMIC_RELEASE);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    *q->db = first8;
+    __atomic_store_n((uint64_t *)(uintptr_t)q->db, first8, __ATOMIC_RELAXED);   /* one 8-byte store */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     q->posted = t + nbb;
 }

@@ -869,12 +869,22 @@ int gshmemi_sn_progress(gshmemi_softnic *n) {
 }
 
 /* ---- the thread ------------------------------------------------------------------------ */
+/* Work requests read and not retired, or completions held back: the thread keeps polling. */
+static bool in_flight(const gshmemi_softnic *n) {
+    for (int i = 0; i < n->n_qs; i++) {
+        const sn_q *q = &n->qs[i];
+        if (!q->error && (q->head != q->parsed || q->pend)) return true;
+    }
+    return false;
+}
+
 static void *sn_main(void *arg) {
     gshmemi_softnic *n = arg;
     double idle_since = 0;
     while (!__atomic_load_n(&n->stop, __ATOMIC_ACQUIRE)) {
-        if (gshmemi_sn_progress(n)) {
+        if (gshmemi_sn_progress(n) || in_flight(n)) {
             idle_since = 0;
+            if (in_flight(n)) sched_yield();   /* (a core shared with the proxy thread) */
             continue;
         }
         sched_yield();
