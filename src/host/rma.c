@@ -110,13 +110,19 @@ void gshmemi_stream_rma(int get, void *dest, const void *src, size_t n, int pe,
     void *tctx;
     if (!get) {
         char *d = ROUTE(call, dest, n, pe, "dest");
-        if (!d) return check_cuda(gshmemi_launch_remote(st, GSHMEMI_REMOTE_PUT, dest, src, n, NULL, 0, 0, pe),
-                                  call, "kernel launch");
+        if (!d) {   /* (no bytes: nothing to post; a NIC would read a byte count of 0 as 2 GiB) */
+            if (n) check_cuda(gshmemi_launch_remote(st, GSHMEMI_REMOTE_PUT, dest, src, n, NULL, 0, 0, pe), call,
+                              "kernel launch");
+            return;
+        }
         return copy_on(call, d, src, n, (cudaStream_t)st, false);
     }
     char *s = ROUTE(call, src, n, pe, "source");
-    if (!s) return check_cuda(gshmemi_launch_remote(st, GSHMEMI_REMOTE_GET, (void *)src, dest, n, NULL, 0, 0, pe),
-                              call, "kernel launch");
+    if (!s) {
+        if (n) check_cuda(gshmemi_launch_remote(st, GSHMEMI_REMOTE_GET, (void *)src, dest, n, NULL, 0, 0, pe), call,
+                          "kernel launch");
+        return;
+    }
     copy_on(call, dest, s, n, (cudaStream_t)st, false);
 }
 

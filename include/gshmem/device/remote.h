@@ -93,6 +93,14 @@ static __device__ __noinline__ void gshmemi_nic_bad_buf_msg(const char *call, in
                        (unsigned long long)a);
 }
 GSHMEMI_REPORTER(gshmemi_nic_bad_buf, (const char *call, int pe, uint64_t a, bool local), (call, pe, a, local))
+/* A work request moves at most GSHMEMI_NIC_MAX_BYTES (the mlx5 ports' largest message). */
+#define GSHMEMI_NIC_MAX_BYTES (1ull << 30)
+static __device__ __noinline__ void gshmemi_nic_too_big_msg(const char *call, int pe, uint64_t n) {
+    GSHMEMI_DEVICE_MSG("%s to PE %d: %llu bytes in one call, and a PE reached through the NIC takes at most "
+                       "%llu (1 GiB) per device call: split the transfer (docs/ibgda.md)", call, pe,
+                       (unsigned long long)n, (unsigned long long)GSHMEMI_NIC_MAX_BYTES);
+}
+GSHMEMI_REPORTER(gshmemi_nic_too_big, (const char *call, int pe, uint64_t n), (call, pe, n))
 
 /* Basic blocks d's work requests take. */
 GSHMEMI_DEV unsigned gshmemi_nic_bbs(const gshmem_proxy_desc &d) {
@@ -133,6 +141,7 @@ template <int WAIT> GSHMEMI_DEV uint64_t gshmemi_nic_op(gshmem_proxy_desc d, con
                      gshmemi_nic_key(c, c.rkeys + (size_t)d.pe * GSHMEM_NIC_MAX_CHUNKS, d.sig_addr - base, &skey);
     if (gshmemi_uniform(m, !rok || !sok)) gshmemi_nic_bad_buf(call, d.pe, !rok ? d.raddr : d.sig_addr, false);
     if (gshmemi_uniform(m, !lok)) gshmemi_nic_bad_buf(call, d.pe, d.laddr, true);
+    if (gshmemi_uniform(m, local_buf && d.size > GSHMEMI_NIC_MAX_BYTES)) gshmemi_nic_too_big(call, d.pe, d.size);
     uint8_t *fetch = gshmemi_nic_fetch_slot(c);
     const uint64_t fetch_a = (uint64_t)(uintptr_t)fetch;
     const unsigned nbb = gshmemi_nic_bbs(d);
@@ -247,6 +256,10 @@ GSHMEMI_DEV void gshmemi_remote_quiet(const char *call) { gshmemi_remote_quiet_t
  * do when nothing was posted since a quiet. */
 GSHMEMI_DEV void gshmemi_remote_fence(const char *call) {
     const gshmemi_device_state *s = &gshmemi_dstate;
+    /* a NIC channel: its queue pairs are ordered for writes but not for reads and atomics
+     * behind them, so a fence completes what was posted (a quiet of the NIC alone) */
+    if (s->nic.qps) gshmemi_nic_quiet(call);
+    if (!s->chan.slots) return;
     const unsigned m = gshmemi_lanes();
     const uint64_t t = gshmemi_remote_mark();
     const uint64_t seen = gshmemi_ld_relaxed((const uint64_t *)s->chan_seen);
@@ -259,7 +272,7 @@ GSHMEMI_DEV void gshmemi_remote_fence(const char *call) {
 template <class S, bool BLOCKING, bool GET>
 GSHMEMI_DEV void gshmemi_remote_rma(void *sym, const void *local, size_t n, int pe, const char *call) {
     S::sync();
-    if (S::rank() == 0)
+    if (S::rank() == 0 && n)   /* (no bytes: nothing to post; a NIC reads a byte count of 0 as 2 GiB) */
         gshmemi_remote_op<BLOCKING ? GSHMEMI_RWAIT_DONE : GSHMEMI_RWAIT_NONE>(
             gshmemi_rdesc(GET ? GSHMEM_PROXY_OP_GET : GSHMEM_PROXY_OP_PUT, pe, n, sym, (uint64_t)(uintptr_t)local),
             call);
@@ -324,7 +337,9 @@ GSHMEMI_DEV void gshmemi_remote_put_signal(void *dest, const void *src, size_t n
                                               uint64_t value, int sig_op, int pe, const char *call) {
     S::sync();
     if (S::rank() == 0) {
-        gshmem_proxy_desc d = gshmemi_rdesc(GSHMEM_PROXY_OP_PUT_SIGNAL, pe, n, dest, (uint64_t)(uintptr_t)src);
+        /* no bytes: the signal alone */
+        gshmem_proxy_desc d = n ? gshmemi_rdesc(GSHMEM_PROXY_OP_PUT_SIGNAL, pe, n, dest, (uint64_t)(uintptr_t)src)
+                                : gshmemi_rdesc(GSHMEM_PROXY_OP_SIGNAL, pe, 8, sig, value);
         d.amo = (uint8_t)sig_op;
         d.sig_addr = (uint64_t)(uintptr_t)sig;
         d.sig_value = value;
