@@ -117,6 +117,26 @@ static inline int test_node_of(int pe, int np) {
 /* true when pe is on another node than this PE: reached by the remote transport */
 static inline bool test_is_remote(int me, int pe, int np) { return test_node_of(me, np) != test_node_of(pe, np); }
 
+/* A buffer for device puts' sources and gets' destinations that is not symmetric: device memory
+ * from cudaMalloc, or, where PEs of other nodes are reached through the NIC
+ * (GSHMEM_REMOTE_TRANSPORT=ibgda), memory of the symmetric heap, since a NIC reaches registered
+ * memory only (docs/ibgda.md, "Limits"). Collective in that case: every PE allocates in the
+ * same order. */
+static inline bool test_nic_route(void) {
+    const char *t = getenv("GSHMEM_REMOTE_TRANSPORT");
+    return t && !strcmp(t, "ibgda");
+}
+static inline void *test_local_alloc(size_t n) {
+    void *p = NULL;
+    if (test_nic_route()) return gshmem_malloc(n);
+    if (cudaMalloc(&p, n) != cudaSuccess) return NULL;
+    return p;
+}
+static inline void test_local_free(void *p) {
+    if (test_nic_route()) gshmem_free(p);
+    else cudaFree(p);
+}
+
 static inline uint64_t agree_seed(void) {
     static uint64_t *sym;
     if (!sym) sym = (uint64_t *)gshmem_malloc(sizeof *sym);

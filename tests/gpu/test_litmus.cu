@@ -758,7 +758,8 @@ int main(int argc, char **argv) {
     g_ctl = (uint64_t *)gshmem_calloc(N_SLOTS * SLOT_WORDS, sizeof(uint64_t));
     g_data = (uint8_t *)gshmem_calloc(1, DATA_BYTES);
     if (!g_ctl || !g_data) { fprintf(stderr, "allocation failed\n"); return 2; }
-    CK(cudaMalloc(&g_src, DATA_BYTES));
+    g_src = (uint8_t *)test_local_alloc(DATA_BYTES);
+    if (!g_src) { fprintf(stderr, "allocation failed\n"); return 2; }
     CK(cudaMalloc(&g_log, sizeof *g_log));
     int rc;
     if (negative) rc = run_negative();
@@ -769,7 +770,7 @@ int main(int argc, char **argv) {
         rc = summary("test_litmus");
     }
     cudaFree(g_log);
-    cudaFree(g_src);
+    test_local_free(g_src);
     gshmem_free(g_data);
     gshmem_free(g_ctl);
     gshmem_finalize();

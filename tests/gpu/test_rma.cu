@@ -189,14 +189,15 @@ int main(void) {
         }
     }
     uint8_t *scratch;
-    CK(cudaMalloc(&scratch, 1 << 20));
+    scratch = (uint8_t *)test_local_alloc(1 << 20);
+    if (!scratch) { fprintf(stderr, "allocation failed\n"); return 2; }
     typed_tests(a, scratch, seed);
     long *flag = (long *)gshmem_calloc(1, sizeof(long));
     message_passing(b, scratch, flag, seed);
     gshmem_free(flag);
     gshmem_free(b);
     gshmem_free(a);
-    cudaFree(scratch);
+    test_local_free(scratch);
     int rc = summary("test_rma");
     gshmem_finalize();
     return rc;

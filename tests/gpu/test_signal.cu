@@ -406,7 +406,8 @@ int main(void) {
     b.dst = (uint8_t *)gshmem_malloc(MAX_BYTES + 2 * GUARD + 64);
     b.sig = (uint64_t *)gshmem_calloc(4, sizeof(uint64_t));
     if (!b.dst || !b.sig) { fprintf(stderr, "allocation failed\n"); return 2; }
-    CK(cudaMalloc(&b.src, MAX_BYTES + 64));
+    b.src = (uint8_t *)test_local_alloc(MAX_BYTES + 64);
+    if (!b.src) { fprintf(stderr, "allocation failed\n"); return 2; }
     b.hsrc = (uint8_t *)malloc(MAX_BYTES + 64);
     CK(cudaHostAlloc((void **)&b.m, sizeof *b.m, cudaHostAllocMapped));
     CK(cudaHostAlloc((void **)&b.bad, 3 * sizeof *b.bad, cudaHostAllocMapped));
@@ -423,7 +424,7 @@ int main(void) {
     cudaFreeHost(b.m);
     cudaFreeHost(b.bad);
     free(b.hsrc);
-    cudaFree(b.src);
+    test_local_free(b.src);
     gshmem_free(b.sig);
     gshmem_free(b.dst);
     int rc = summary("test_signal");

@@ -508,7 +508,8 @@ static void pe_quiet_tests(uint64_t seed, uint8_t *data, uint64_t *flag, cudaStr
     int me = gshmem_my_pe(), np = gshmem_n_pes(), next = (me + 1) % np, prev = (me + np - 1) % np;
     const size_t n = (256u << 10) + 5;
     uint8_t *src, *hsrc = (uint8_t *)malloc(n);
-    CK(cudaMalloc(&src, n));
+    src = (uint8_t *)test_local_alloc(n);
+    CK(src ? cudaSuccess : cudaErrorMemoryAllocation);
     mismatch *m;
     CK(cudaHostAlloc((void **)&m, sizeof *m, cudaHostAllocMapped));
     /* lists: {next}, every PE, {me, next} */
@@ -556,7 +557,7 @@ static void pe_quiet_tests(uint64_t seed, uint8_t *data, uint64_t *flag, cudaStr
            "after the flag (first bad byte %llu)", bad_host, first_host);
     for (int l = 0; l < 3; l++) cudaFree(d_lists[l]);
     cudaFreeHost(m);
-    cudaFree(src);
+    test_local_free(src);
     free(hsrc);
 }
 
