@@ -6,18 +6,23 @@
  * hardware on the same memory) reads them. docs/ibgda.md describes the protocol.
  *
  * POST (a GPU thread, any number at once per QP; counters 64-bit, never wrap; n = wqe_cnt)
- *   1. t = atomic_add(&ctr[RESERVED], nbb)          nbb: the work request's basic blocks (1|2)
+ *   1. t = atomic_add(&ctr[RESERVED], nbb)          nbb: the blocks of the WQEs posted together;
+ *      the lanes of a warp that post to one QP reserve together (one add, contiguous blocks)
  *   2. wait while t + nbb - ctr[DONE] > n            room: the slots of t's lap completed
  *   3. write the WQE into sq[(t % n) * 64]           (its index field: t & 0xffff)
  *   4. wait until ctr[POSTED] == t                   every earlier WQE is written and rung
  *   5. fence; dbrec[1] = be32((t + nbb) & 0xffff)    the NIC may read WQEs below it
- *   6. fence; *db = the WQE's first 8 bytes          the doorbell (BlueFlame register)
+ *   6. fence; *db = the last WQE's first 8 bytes     the doorbell (BlueFlame register): a
+ *                                                    poster may write several WQEs and ring once
  *   7. ctr[POSTED] = t + nbb                         (release: the next poster may go)
  * COMPLETION: every WQE asks for a completion (CQ_UPDATE); WQEs of one QP complete in order, so
  *   a completion entry's wqe_counter (the first basic block of the last WQE completed, 16 bits)
  *   says every WQE up to it is done. A thread that needs its WQE t done (get, g, fetching
  *   atomics, blocking puts, quiet) reads completions, extends the 16-bit counter against
- *   ctr[POSTED] and raises ctr[DONE]. The completion queue comes in two shapes:
+ *   ctr[POSTED] and raises ctr[DONE] to that WQE's first block plus its block count (2 for the
+ *   8-byte masked compare-swap, read from the control segment still in its slot: the slot is
+ *   reused only once DONE passed it), so DONE == POSTED once everything completed. The
+ *   completion queue comes in two shapes:
  *   - collapsed (cq == NULL; the DEVX setup): one 64-byte entry `cqe` that the NIC overwrites;
  *   - ring (cq != NULL; the verbs setup, whose CQ cannot be collapsed): cq_cnt entries written
  *     in turn, entry j at cq[(j % cq_cnt) * 64] with owner bit (j / cq_cnt) & 1. Readers claim

@@ -384,6 +384,18 @@ GSHMEMI_WQE_FN int gshmemi_wqe_amo_bbs(int op, uint32_t size) {
     return masked_cs && size == 8 ? 2 : 1;
 }
 
+/* The BBs of the WQE a completion names at block `first`, from the first word of the control
+ * segment in its slot (ctrl0, host order): 2 for an 8-byte masked compare-swap whose index field
+ * is first's, else 1. A slot that already holds a later WQE (its index differs) or the second
+ * block of one (a data segment: no such opcode) reads as 1, a lower bound: the slot was reused
+ * only after the WQE completed, so the completion count already covers it. */
+GSHMEMI_WQE_FN unsigned gshmemi_wqe_bbs_at(uint32_t ctrl0, uint64_t first) {
+    return (ctrl0 & 0xff) == GSHMEMI_MLX5_OPCODE_ATOMIC_MASKED_CS && (ctrl0 >> 24) == GSHMEMI_MLX5_OPMOD_EXT_ATOMIC_8 &&
+                   ((ctrl0 >> 8) & 0xffff) == (uint16_t)first
+               ? 2
+               : 1;
+}
+
 /* Every OpenSHMEM atomic as one WQE: fetch = fetch-add of 0; set = swap into a sink; inc and
  * fetch_inc = add of 1; the non-fetching forms name a sink as laddr/lkey. compare is read by
  * CSWAP only; wqe_next by the 2-BB forms only. Returns the BBs written (0: unknown op, nothing

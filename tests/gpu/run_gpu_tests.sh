@@ -209,7 +209,9 @@ if [ -x "$B/tests/gpu/test_channel" ] && [ -x "$B/tests/gpu/test_ibgda" ]; then
   run ibgda_devx_2x2 300 "${IB[@]}" GSHMEM_IBGDA_SETUP=devx "$RUN" -n 4 --nodes 2 -t 280 "$B/tests/gpu/test_ibgda"
   run ibgda_adversarial_2x2 300 "${IB[@]}" GSHMEM_IBGDA_SOFT_ADVERSARIAL=1 "$RUN" -n 4 --nodes 2 -t 280 "$B/tests/gpu/test_ibgda"
   run ibgda_small_sq_2nodes 300 "${IB[@]}" GSHMEM_IBGDA_SQ_SLOTS=64 "$RUN" -n 2 --nodes 2 -t 280 "$B/tests/gpu/test_ibgda"
-  expect_fail ibgda_error_completion 90 'completed the request with an error .*syndrome 0x13' \
+  expect_fail ibgda_error_completion 90 'completed the request with an error .*syndrome 0x12' \
+    "${IB[@]}" "$RUN" -n 2 --nodes 2 -t 80 "$B/tests/gpu/test_ibgda" bad_atomic
+  expect_fail ibgda_bad_bounds 90 'remote address 0x[0-9a-f]* is not in a registered part of the symmetric heap' \
     "${IB[@]}" "$RUN" -n 2 --nodes 2 -t 80 "$B/tests/gpu/test_ibgda" bad_bounds
   for t in test_heap test_rma test_sync test_host test_amo test_signal test_wait test_strided test_litmus; do
     run "ibgda_${t}_2nodes" 300 "${IB[@]}" "$RUN" -n 2 --nodes 2 -t 280 "$B/tests/gpu/$t"

@@ -66,12 +66,16 @@ static void test_stream_ordered_release(uint64_t seed, int me, int next, int pre
     uint64_t *buf = (uint64_t *)gshmem_malloc(n * 8);
     uint64_t *peer = (uint64_t *)gshmem_ptr(buf, next);
     ordered_next = next;
+    /* (every PE allocates: from the heap, a collective call, where the NIC carries remote calls) */
+    uint64_t *stage = (uint64_t *)test_local_alloc(n * 8);
+    if (!stage) CK(cudaErrorMemoryAllocation);
+    remote_stage = NULL;
     if (test_is_remote(me, next, gshmem_n_pes())) {
         EXPECT(peer == NULL, "gshmem_ptr(next) is not NULL for a PE of another node");
-        CK(cudaMalloc((void **)&remote_stage, n * 8));
+        remote_stage = stage;
     } else {
         EXPECT(peer != NULL, "gshmem_ptr(next) is NULL: the next PE is not load/store reachable");
-        if (!peer) { gshmem_free(buf); return; }
+        if (!peer) { gshmem_free(buf); test_local_free(stage); return; }
     }
     uint64_t *gen;
     unsigned long long *bad;
@@ -117,7 +121,7 @@ static void test_stream_ordered_release(uint64_t seed, int me, int next, int pre
     CK(cudaStreamDestroy(st));
     CK(cudaFree(gen));
     CK(cudaFreeHost(bad));
-    if (remote_stage) CK(cudaFree(remote_stage));
+    test_local_free(stage);
     remote_stage = NULL;
     gshmem_barrier_all();
     gshmem_free(buf);
@@ -202,8 +206,8 @@ int main(void) {
     /* on-stream: put device data to next, barrier on the stream, check on the stream's host */
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    uint8_t *dsrc;
-    CK(cudaMalloc(&dsrc, n));
+    uint8_t *dsrc = (uint8_t *)test_local_alloc(n);
+    if (!dsrc) CK(cudaErrorMemoryAllocation);
     for (int round = 0; round < 20; round++) {
         fill_pattern<<<64, 256, 0, st>>>(dsrc, n, seed + round, me, 0);
         gshmemx_putmem_on_stream(sym + 64, dsrc, n, next, st);
@@ -242,7 +246,7 @@ int main(void) {
     gshmem_barrier_all();
 
     cudaStreamDestroy(st);
-    cudaFree(dsrc);
+    test_local_free(dsrc);
     test_stream_ordered_release(seed, me, next, prev);
     free(host);
     free(back);

@@ -13,9 +13,12 @@
  * - block puts (blocking and _nbi then quiet) and gets of 1 byte .. 1 MiB from and into heap
  *   memory land byte for byte, guards untouched;
  * - put_signal: a kernel that waits for the signal sees every byte of the data;
- * - `test_ibgda bad_bounds`: a put reaching past the end of the target's heap completes with a
- *   NIC error and ends the job naming the PE, the operation, the address and the syndrome
- *   (run_gpu_tests.sh expects that message).
+ * - puts, gets and put_signal of 40 MiB whose two ends cross chunks of the heap (registered
+ *   each with its own key) at different offsets;
+ * - `test_ibgda bad_atomic`: a misaligned 8-byte atomic completes with a NIC error and ends the
+ *   job naming the PE, the operation, the address and the syndrome; `test_ibgda bad_bounds`: a
+ *   put running past the end of the heap is refused naming the address (run_gpu_tests.sh
+ *   expects both messages).
  * A failure names the PE, the case, the index and both values. */
 #include <vector>
 
@@ -26,6 +29,12 @@
 
 static int me, np;
 static std::vector<int> remote;   /* PEs of other nodes */
+
+/* GSHMEM_TEST_TRACE=1: each PE says which part it finished (where a hang is, when one is) */
+static void step(const char *what) {
+    static const bool on = getenv("GSHMEM_TEST_TRACE") != NULL;
+    if (on) fprintf(stderr, "test_ibgda: PE %d: %s done\n", me, what);
+}
 
 /* ---- routes --------------------------------------------------------------------------- */
 __global__ void routes(int *out, int npes) {
@@ -241,7 +250,7 @@ __global__ void put_sig(uint8_t *dst, const uint8_t *src, size_t n, uint64_t *si
     gshmemx_putmem_signal_block(dst, src, n, sig, v, GSHMEM_SIGNAL_SET, pe);
 }
 __global__ void wait_check(const uint8_t *p, size_t n, uint64_t *sig, uint64_t v, uint64_t seed, int pe, mismatch *m) {
-    if (threadIdx.x == 0 && blockIdx.x == 0) gshmem_signal_wait_until(sig, GSHMEM_CMP_GE, v);
+    if (threadIdx.x == 0) gshmem_signal_wait_until(sig, GSHMEM_CMP_GE, v);   /* (every block checks data) */
     __syncthreads();
     verify_range(p, n, seed, pe, 0, GUARD, POISON, m);
 }
@@ -309,15 +318,75 @@ static void rma(uint8_t *src, uint8_t *dst, uint64_t *sig, mismatch *m, uint64_t
     }
 }
 
+/* Transfers that cross chunks of the heap (each chunk is registered with its own key): 40 MiB
+ * from a buffer over the first chunk's end into one over the second's, so the two ends cross at
+ * different offsets; put, get and put_signal. */
+#define BIG (40u << 20)
+static void rma_chunks(uint8_t *bs, uint8_t *bd, uint64_t *sig, mismatch *m, uint64_t seed) {
+    gshmemx_heap_info_t hi;
+    gshmemx_heap_info(&hi);
+    EXPECT(hi.n_chunks >= 2, "the heap has %d chunks: the cross-chunk cases need 2 or more", hi.n_chunks);
+    const size_t n = BIG - 4096 - 3;
+    const uint8_t *src = bs + 3;
+    const int to = (me + np / 2) % np, from = (me - np / 2 + np) % np;
+    for (int kind = 0; kind < 3; kind++) {
+        const uint64_t s = seed + 3000 + kind, v = 100 + kind;
+        fill_pattern<<<264, 256>>>(bs + 3, n, s, me, 0);
+        fill_byte<<<264, 256>>>(bd - GUARD, n + 2 * GUARD, POISON);
+        CK(cudaDeviceSynchronize());
+        gshmem_barrier_all();
+        cudaStream_t st;
+        CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+        if (kind == 2 && gshmem_ptr(bd, from) == NULL) wait_check<<<64, 256, 0, st>>>(bd, n, sig, v, s, from, m);
+        if (kind == 0 && gshmem_ptr(bd, to) == NULL) put_block<<<1, 256>>>(bd, src, n, to, 0);
+        if (kind == 1 && gshmem_ptr(bs, to) == NULL) get_block<<<1, 256>>>(bd, src, n, to);
+        if (kind == 2 && gshmem_ptr(bd, to) == NULL) put_sig<<<1, 256>>>(bd, src, n, sig, v, to);
+        CK(cudaDeviceSynchronize());
+        CK(cudaStreamDestroy(st));
+        gshmem_barrier_all();
+        const int peer = kind == 1 ? to : from;
+        if (gshmem_ptr(bd, peer) == NULL) {
+            if (kind != 2) {
+                check<<<264, 256>>>(bd, n, s, peer, m);
+                CK(cudaDeviceSynchronize());
+            }
+            mism(m, kind == 0 ? "putmem_block across chunks" : kind == 1 ? "getmem_block across chunks"
+                                                                           : "putmem_signal_block across chunks",
+                 n, peer);
+        }
+        gshmem_barrier_all();
+    }
+}
+
 /* ---- an error completion ends the job --------------------------------------------------- */
 __global__ void put_past_end(uint8_t *dst, const uint8_t *src, size_t n, int pe) { gshmem_putmem(dst, src, n, pe); }
 
+__global__ void misaligned_add(uint64_t *w, int pe) {
+    gshmem_uint64_atomic_add(w, 1, pe);
+    gshmem_quiet();   /* (an add does not wait: the quiet meets the error) */
+}
+
+/* `test_ibgda bad_atomic`: an 8-byte atomic at an address 4 bytes off its alignment; the NIC
+ * completes it with an error (remote invalid request) and the job ends naming it. */
+static int bad_atomic(uint8_t *src) {
+    if (me == 0 && !remote.empty()) {
+        fprintf(stderr, "PE 0: 8-byte atomic add at %p (4 bytes off alignment) at PE %d\n", (void *)(src + 4),
+                remote[0]);
+        misaligned_add<<<1, 1>>>((uint64_t *)(src + 4), remote[0]);
+        cudaError_t e = cudaDeviceSynchronize();
+        fprintf(stderr, "PE 0: the kernel ended with %s\n", cudaGetErrorString(e));
+        return e == cudaSuccess ? 0 : 3;
+    }
+    gshmem_barrier_all();   /* (the job ends before PE 0 gets here) */
+    return 0;
+}
+
+/* `test_ibgda bad_bounds`: a put whose range runs 4080 bytes past the end of the heap: its
+ * first 16 bytes go, the rest is refused with a message naming the address. */
 static int bad_bounds(uint8_t *src) {
     gshmemx_heap_info_t hi;
     gshmemx_heap_info(&hi);
     if (me == 0 && !remote.empty()) {
-        /* its first byte is in the last registered chunk (so the key is found); 4 KiB reach past
-         * the target's heap: the NIC refuses the remote range */
         uint8_t *end = (uint8_t *)hi.base + hi.mapped;
         fprintf(stderr, "PE 0: putmem of 4096 bytes at %p (16 bytes before the end of the heap) to PE %d\n",
                 (void *)(end - 16), remote[0]);
@@ -334,6 +403,7 @@ int main(int argc, char **argv) {
     gshmem_init();
     me = gshmem_my_pe();
     np = gshmem_n_pes();
+    step("init");
     const uint64_t seed = agree_seed();
     const size_t max = (1u << 20) + 64;
     uint8_t *src = (uint8_t *)gshmem_malloc(max);
@@ -358,20 +428,33 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (argc > 1 && !strcmp(argv[1], "bad_bounds")) return bad_bounds(src);
+    if (argc > 1 && !strcmp(argv[1], "bad_atomic")) return bad_atomic(src);
+    uint8_t *bs = (uint8_t *)gshmem_malloc(BIG);
+    uint8_t *bd = (uint8_t *)gshmem_malloc(BIG + 2 * GUARD) + GUARD;
+    step("routes");
     gshmem_barrier_all();
     counters<uint64_t>(ctr64, "8-byte");
+    step("8-byte counters");
     counters<uint32_t>(ctr32, "4-byte");
+    step("4-byte counters");
     gshmem_barrier_all();
     every_atomic<uint64_t>(w64, "8-byte", seed);
+    step("8-byte atomics");
     gshmem_barrier_all();
     every_atomic<uint32_t>(w32, "4-byte", seed);
+    step("4-byte atomics");
     gshmem_barrier_all();
     p_g<uint8_t>(s8, "1-byte");
     p_g<uint16_t>(s16, "2-byte");
     p_g<uint32_t>(s32, "4-byte");
     p_g<uint64_t>(s64, "8-byte");
+    step("p and g");
     gshmem_barrier_all();
     rma(src, dst, sig, m, seed);
+    step("rma");
+    gshmem_barrier_all();
+    rma_chunks(bs, bd, sig, m, seed);
+    step("rma across chunks");
     gshmem_barrier_all();
     int rc = summary("test_ibgda");
     gshmem_finalize();

@@ -36,7 +36,9 @@ build routed
 build ls_only -DGSHMEM_LOAD_STORE_ONLY
 # Routed: the kernel holds the cross-node algorithms too (they run when a team spans nodes)
 check routed reg_plain_collectives 128 1000000 "block-scope collectives, 512 threads without a hint"
-check routed reg_bounded_collectives 80 512 "block-scope collectives under __launch_bounds__(768); the cross-node path spills a little"
+# (the spills are in the cross-node functions, gshmemi_xnode_move / _reduce, where a NIC or
+# proxy round trip dwarfs them)
+check routed reg_bounded_collectives 80 640 "block-scope collectives under __launch_bounds__(768); the cross-node path spills a little"
 check routed reg_plain_block_rma 64 1000000 "block-scope puts and gets, 1024 threads"
 # Load/store only: the one-node code alone
 check ls_only reg_plain_collectives 96 1000000 "block-scope collectives, 640 threads without a hint"

@@ -8,6 +8,7 @@
 #define GSHMEM_DEVICE_CHAN_NIC_H
 
 #include "gshmem/nic_desc.h"
+#include "gshmem/nic_wqe.h"
 #include "gshmem/device/ptx.h"
 
 static __device__ __forceinline__ uint16_t gshmemi_be16(uint16_t v) { return (uint16_t)__byte_perm(v, 0, 0x3201) & 0xffff; }
@@ -37,14 +38,18 @@ GSHMEMI_DEV gshmemi_nic_cqe gshmemi_nic_read_cqe(const gshmem_nic_qp &q) { retur
  * first basic block of the last WQE completed, 16 bits of it; every WQE posted before the
  * thread's snapshot `posted` is within 65536 blocks of it (wqe_cnt <= 32768), so the full
  * index is the latest value below `posted` with those 16 bits. Done then covers that WQE's
- * first block (and, since a QP completes in order, everything before it): `first + 1`. An
- * error entry names the WQE that failed: everything before it is done, it is not. */
-GSHMEMI_DEV uint64_t gshmemi_nic_done_from(uint16_t counter, uint64_t posted) {
-    const uint64_t first = posted - 1 - (uint16_t)((uint16_t)(posted - 1) - counter);
-    return first + 1;
+ * blocks (and, since a QP completes in order, everything before it): `first` + its block
+ * count. An error entry names the WQE that failed: everything before it is done, it is not. */
+GSHMEMI_DEV uint64_t gshmemi_nic_first_of(uint16_t counter, uint64_t posted) {
+    return posted - 1 - (uint16_t)((uint16_t)(posted - 1) - counter);
 }
-GSHMEMI_DEV uint64_t gshmemi_nic_done_of(const gshmemi_nic_cqe &e, uint64_t posted) {
-    return gshmemi_nic_done_from(e.counter, posted) - (e.opcode == GSHMEM_NIC_CQE_REQ_ERR ? 1 : 0);
+GSHMEMI_DEV uint64_t gshmemi_nic_done_of(const gshmem_nic_qp &q, const gshmemi_nic_cqe &e, uint64_t posted) {
+    const uint64_t first = gshmemi_nic_first_of(e.counter, posted);
+    if (e.opcode == GSHMEM_NIC_CQE_REQ_ERR) return first;
+    /* done covers the WQE's blocks, 2 for the 8-byte masked compare-swap (nic_wqe.h): a quiet
+     * after one waits for done == posted */
+    const uint32_t c0 = *(const volatile uint32_t *)(q.sq + (size_t)(first & (q.wqe_cnt - 1)) * 64);
+    return first + gshmemi_wqe_bbs_at(gshmemi_be32(c0), first);
 }
 
 /* Ring CQ: keeps the first error entry in q.cqe (GPU memory), the opcode word last, so that
@@ -79,7 +84,7 @@ GSHMEMI_DEV uint64_t gshmemi_nic_consume(const gshmem_nic_qp &q, uint64_t posted
             continue;
         }
         if (c.opcode == GSHMEM_NIC_CQE_REQ_ERR) gshmemi_nic_keep_error(q, e);
-        const uint64_t d = gshmemi_nic_done_of(c, posted);
+        const uint64_t d = gshmemi_nic_done_of(q, c, posted);
         seen = d > seen ? d : seen;
         ci++;
         took = true;
@@ -102,7 +107,7 @@ GSHMEMI_DEV gshmemi_nic_look gshmemi_nic_poll(const gshmem_nic_qp &q) {
     uint64_t seen = 0;
     if (q.cq && posted > 0) seen = gshmemi_nic_consume(q, posted);
     const gshmemi_nic_cqe e = gshmemi_nic_read_cqe(q);
-    if (!q.cq && e.opcode != GSHMEM_NIC_CQE_INVALID && posted > 0) seen = gshmemi_nic_done_of(e, posted);
+    if (!q.cq && e.opcode != GSHMEM_NIC_CQE_INVALID && posted > 0) seen = gshmemi_nic_done_of(q, e, posted);
     if (seen) asm volatile("red.release.gpu.global.max.u64 [%0], %1;" ::"l"(ctr + GSHMEM_NIC_CTR_DONE), "l"(seen) : "memory");
     const uint64_t others = gshmemi_ld_acquire(ctr + GSHMEM_NIC_CTR_DONE);
     gshmemi_nic_look l;
@@ -111,12 +116,35 @@ GSHMEMI_DEV gshmemi_nic_look gshmemi_nic_poll(const gshmem_nic_qp &q) {
     return l;
 }
 
+#define GSHMEMI_NIC_RESERVE_FAILED UINT64_MAX             /* the QP is in error */
+#define GSHMEMI_NIC_RESERVE_TOO_MANY (UINT64_MAX - 1)      /* a warp's blocks exceed the queue */
+
 /* Step 1-2: t, the first of nbb basic blocks of q's send queue whose slots are free (the
- * requests of the previous lap there completed). Returns UINT64_MAX if the queue reported an
- * error while the thread waited (the QP is in error: nothing more completes). */
+ * requests of the previous lap there completed). The threads of the warp that post to the same
+ * QP reserve together: one add for all, each thread's blocks after those of the lanes below it.
+ * So a warp's blocks are contiguous and, being at most the queue's size, all have room once
+ * every earlier request completed: a thread that waits for room never waits for a thread of its
+ * own warp (which cannot ring while the warp waits). Returns GSHMEMI_NIC_RESERVE_FAILED if the
+ * queue reported an error while the thread waited (the QP is in error: nothing more
+ * completes), GSHMEMI_NIC_RESERVE_TOO_MANY if the warp's blocks are more than the queue holds. */
 GSHMEMI_DEV uint64_t gshmemi_nic_reserve(const gshmem_nic_qp &q, unsigned nbb) {
     const unsigned m = gshmemi_lanes();
-    const uint64_t t = atomicAdd((unsigned long long *)(q.ctr + GSHMEM_NIC_CTR_RESERVED), (unsigned long long)nbb);
+    const unsigned same = __match_any_sync(m, (unsigned long long)(uintptr_t)q.ctr);
+    unsigned lane, below = 0, total = 0;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+#pragma unroll 1
+    for (unsigned r = same; r; r &= r - 1) {   /* (the same trip count in every lane of `same`) */
+        const int src = __ffs(r) - 1;
+        const unsigned v = __shfl_sync(same, nbb, src);
+        total += v;
+        below += src < (int)lane ? v : 0;
+    }
+    const int leader = __ffs(same) - 1;
+    unsigned long long first = 0;
+    if ((int)lane == leader)
+        first = atomicAdd((unsigned long long *)(q.ctr + GSHMEM_NIC_CTR_RESERVED), (unsigned long long)total);
+    const uint64_t t = __shfl_sync(same, first, leader) + below;
+    if (gshmemi_uniform(m, total > q.wqe_cnt)) return GSHMEMI_NIC_RESERVE_TOO_MANY;
     uint64_t done = gshmemi_ld_acquire(q.ctr + GSHMEM_NIC_CTR_DONE);
     bool room = t + nbb - done <= q.wqe_cnt, failed = false;
     unsigned ns = 0;
@@ -130,7 +158,7 @@ GSHMEMI_DEV uint64_t gshmemi_nic_reserve(const gshmem_nic_qp &q, unsigned nbb) {
         gshmemi_nanosleep_if(gshmemi_uniform(m, !room && !failed) && ns, ns);
         ns = ns ? (ns < 1024 ? 2 * ns : 1024) : 32;
     }
-    return failed ? UINT64_MAX : t;
+    return failed ? GSHMEMI_NIC_RESERVE_FAILED : t;
 }
 
 /* The send-queue slot of block t. */
@@ -138,18 +166,19 @@ GSHMEMI_DEV uint8_t *gshmemi_nic_slot(const gshmem_nic_qp &q, uint64_t t) {
     return q.sq + (size_t)(t & (q.wqe_cnt - 1)) * 64;
 }
 
-/* Steps 4-7: the WQE at t (nbb blocks, already written) is published after every earlier one:
- * the doorbell record first (the NIC reads WQEs below it), then the doorbell, an 8-byte store
- * of the WQE's first 8 bytes. Each waiting thread goes when the QP's posted count reaches its
- * t; threads of one warp that post to one QP go one after another, round by round. */
-GSHMEMI_DEV void gshmemi_nic_ring(const gshmem_nic_qp &q, uint64_t t, unsigned nbb) {
+/* Steps 4-7: the WQEs at t (nbb blocks, already written; the last of them starts at block
+ * last) are published after every earlier one: the doorbell record first (the NIC reads WQEs
+ * below it), then the doorbell, an 8-byte store of the last WQE's first 8 bytes (as rdma-core
+ * rings a chain of work requests). Each waiting thread goes when the QP's posted count reaches
+ * its t; threads of one warp that post to one QP go one after another, round by round. */
+GSHMEMI_DEV void gshmemi_nic_ring(const gshmem_nic_qp &q, uint64_t t, unsigned nbb, uint64_t last) {
     const unsigned m = gshmemi_lanes();
     uint64_t *posted = q.ctr + GSHMEM_NIC_CTR_POSTED;
     bool rung = false;
     GSHMEMI_WHILE_ANY(m, !rung) {
         const bool mine = !rung && gshmemi_ld_acquire(posted) == t;
         if (mine) {
-            const uint64_t first8 = *(const volatile uint64_t *)gshmemi_nic_slot(q, t);
+            const uint64_t first8 = *(const volatile uint64_t *)gshmemi_nic_slot(q, last);
             /* the WQE's stores, then the record: the NIC may read the WQE once it sees it */
             gshmemi_fence_acq_rel_sys();
             *(volatile uint32_t *)&q.dbrec[1] = gshmemi_be32((uint32_t)((t + nbb) & 0xffff));
@@ -182,25 +211,30 @@ GSHMEMI_DEV bool gshmemi_nic_wait(const gshmem_nic_qp &q, uint64_t t) {
 }
 
 /* The memory key of heap offset off: the key of its chunk at PE pe (keys = rkeys + pe *
- * GSHMEM_NIC_MAX_CHUNKS) or here (keys = lkeys). false: off is not in a registered chunk. The
- * walk over the entries in use (nic_desc.h) is warp-uniform (ptx.h): it runs while any thread
- * still looks, each thread reading one entry per turn. */
-GSHMEMI_DEV bool gshmemi_nic_key(const gshmem_nic_chan &c, const uint32_t *keys, uint64_t off, uint32_t *key) {
+ * GSHMEM_NIC_MAX_CHUNKS) or here (keys = lkeys), and the chunk's end (a heap offset: a request
+ * stays within one key's registration). false: off is not in a registered chunk. The walk over
+ * the entries in use (nic_desc.h) is warp-uniform (ptx.h): it runs while any thread still
+ * looks, each thread reading one entry per turn. */
+GSHMEMI_DEV bool gshmemi_nic_key(const gshmem_nic_chan &c, const uint32_t *keys, uint64_t off, uint32_t *key,
+                                 uint64_t *end) {
     const unsigned m = gshmemi_lanes();
     const uint64_t *r = c.chunk_range;
     const uint64_t n = gshmemi_ld_relaxed(r + 2 * GSHMEM_NIC_MAX_CHUNKS);
     uint32_t k = 0, i = 0;
+    uint64_t e = 0;
     bool found = false;
     GSHMEMI_WHILE_ANY(m, !found && i < n && i < c.n_chunks) {
         if (!found && i < n && i < c.n_chunks) {
             if (off >= r[2 * i] && off < r[2 * i + 1]) {
                 k = keys[i];
+                e = r[2 * i + 1];
                 found = true;
             }
             i++;
         }
     }
     *key = k;
+    *end = e;
     return found;
 }
 

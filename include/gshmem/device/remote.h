@@ -95,12 +95,19 @@ static __device__ __noinline__ void gshmemi_nic_bad_buf_msg(const char *call, in
 GSHMEMI_REPORTER(gshmemi_nic_bad_buf, (const char *call, int pe, uint64_t a, bool local), (call, pe, a, local))
 /* A work request moves at most GSHMEMI_NIC_MAX_BYTES (the mlx5 ports' largest message). */
 #define GSHMEMI_NIC_MAX_BYTES (1ull << 30)
-static __device__ __noinline__ void gshmemi_nic_too_big_msg(const char *call, int pe, uint64_t n) {
-    GSHMEMI_DEVICE_MSG("%s to PE %d: %llu bytes in one call, and a PE reached through the NIC takes at most "
-                       "%llu (1 GiB) per device call: split the transfer (docs/ibgda.md)", call, pe,
-                       (unsigned long long)n, (unsigned long long)GSHMEMI_NIC_MAX_BYTES);
+static __device__ __noinline__ void gshmemi_nic_too_big_msg(const char *call, int pe, uint64_t n, unsigned wqes) {
+    GSHMEMI_DEVICE_MSG("%s to PE %d: %llu bytes take %u work requests (one per registered chunk of the heap "
+                       "and per 1 GiB), more than a send queue holds (GSHMEM_IBGDA_SQ_SLOTS): split the "
+                       "transfer or raise GSHMEM_IBGDA_SQ_SLOTS (docs/ibgda.md)", call, pe, (unsigned long long)n,
+                       wqes);
 }
-GSHMEMI_REPORTER(gshmemi_nic_too_big, (const char *call, int pe, uint64_t n), (call, pe, n))
+GSHMEMI_REPORTER(gshmemi_nic_too_big, (const char *call, int pe, uint64_t n, unsigned wqes), (call, pe, n, wqes))
+static __device__ __noinline__ void gshmemi_nic_warp_too_many_msg(const char *call, int pe, unsigned slots) {
+    GSHMEMI_DEVICE_MSG("%s to PE %d: the threads of a warp that post to PE %d at once need more send-queue "
+                       "blocks than its %u (GSHMEM_IBGDA_SQ_SLOTS): raise GSHMEM_IBGDA_SQ_SLOTS (docs/ibgda.md)",
+                       call, pe, pe, slots);
+}
+GSHMEMI_REPORTER(gshmemi_nic_warp_too_many, (const char *call, int pe, unsigned slots), (call, pe, slots))
 
 /* Basic blocks d's work requests take. */
 GSHMEMI_DEV unsigned gshmemi_nic_bbs(const gshmem_proxy_desc &d) {
@@ -122,68 +129,113 @@ GSHMEMI_DEV void gshmemi_nic_build_signal(const gshmem_nic_qp &q, uint64_t t, ui
         gshmemi_wqe_add(gshmemi_nic_slot(q, t), (uint16_t)t, q.qpn, flags, sig, rkey, sink, sink_key, 8, value);
 }
 
+/* The part of a put or get at heap offsets ro (remote) and lo (local), left bytes, that one
+ * request moves: within one registered chunk at both ends (each chunk has its own key), at
+ * most GSHMEMI_NIC_MAX_BYTES; 0 if either offset is in no chunk. */
+GSHMEMI_DEV uint32_t gshmemi_nic_piece(const gshmem_nic_chan &c, const uint32_t *rkeys, uint64_t ro, uint64_t lo,
+                                       uint64_t left, uint32_t *rkey, uint32_t *lkey) {
+    uint64_t end;
+    uint32_t n = (uint32_t)(left < GSHMEMI_NIC_MAX_BYTES ? left : GSHMEMI_NIC_MAX_BYTES);
+    if (!gshmemi_nic_key(c, rkeys, ro, rkey, &end)) return 0;
+    if (end - ro < n) n = (uint32_t)(end - ro);
+    if (!gshmemi_nic_key(c, c.lkeys, lo, lkey, &end)) return 0;
+    if (end - lo < n) n = (uint32_t)(end - lo);
+    return n;
+}
+
 /* Posts d to the queue pair of its PE as work requests and waits as WAIT says (RWAIT_DONE: the
- * request completed, the data is in the target's memory; RWAIT_VALUE: the fetched value).
- * Every request asks for a completion; put_signal's signal is fenced after its data. Fetched
- * values land in this thread's fetch slot: 4-byte atomics return theirs big-endian. */
+ * requests completed, the data is in the target's memory; RWAIT_VALUE: the fetched value). A
+ * put or get is as many requests as it has pieces (gshmemi_nic_piece; nearly always one),
+ * reserved and rung together; put_signal's signal follows them, fenced after the data. Every
+ * request asks for a completion; a QP completes in order, so the wait is for the last one.
+ * Fetched values land in this thread's fetch slot: 4-byte atomics return theirs big-endian. */
 template <int WAIT> GSHMEMI_DEV uint64_t gshmemi_nic_op(gshmem_proxy_desc d, const char *call) {
     const gshmemi_device_state *s = &gshmemi_dstate;
     const gshmem_nic_chan &c = s->nic;
     const unsigned m = gshmemi_lanes();
     const gshmem_nic_qp &q = c.qps[d.pe];
     const uint64_t base = (uint64_t)(uintptr_t)s->heap_base;
-    const bool local_buf = d.op == GSHMEM_PROXY_OP_PUT || d.op == GSHMEM_PROXY_OP_GET ||
-                           d.op == GSHMEM_PROXY_OP_PUT_SIGNAL;
+    const bool rma = d.op == GSHMEM_PROXY_OP_PUT || d.op == GSHMEM_PROXY_OP_GET || d.op == GSHMEM_PROXY_OP_PUT_SIGNAL;
+    const uint32_t *rkeys = c.rkeys + (size_t)d.pe * GSHMEM_NIC_MAX_CHUNKS;
     uint32_t rkey = 0, lkey = 0, skey = 0;
-    const bool rok = gshmemi_nic_key(c, c.rkeys + (size_t)d.pe * GSHMEM_NIC_MAX_CHUNKS, d.raddr - base, &rkey);
-    const bool lok = !local_buf || gshmemi_nic_key(c, c.lkeys, d.laddr - base, &lkey);
-    const bool sok = d.op != GSHMEM_PROXY_OP_PUT_SIGNAL ||
-                     gshmemi_nic_key(c, c.rkeys + (size_t)d.pe * GSHMEM_NIC_MAX_CHUNKS, d.sig_addr - base, &skey);
+    uint64_t end;
+    /* a put or get: its pieces (each a request of one block), counted first */
+    unsigned pieces = 0;
+    bool bad = false;
+    uint64_t ro = d.raddr - base, lo = d.laddr - base, left = rma ? d.size : 0;
+    GSHMEMI_WHILE_ANY(m, left && !bad) {
+        if (left && !bad) {
+            const uint32_t n = gshmemi_nic_piece(c, rkeys, ro, lo, left, &rkey, &lkey);
+            bad = n == 0;
+            ro += n;
+            lo += n;
+            left -= n;
+            pieces++;
+        }
+    }
+    if (gshmemi_uniform(m, bad)) {   /* the side whose offset is in no chunk */
+        const bool rbad = bad && !gshmemi_nic_key(c, rkeys, ro, &rkey, &end);
+        if (bad) gshmemi_nic_bad_buf(call, d.pe, base + (rbad ? ro : lo), !rbad);
+    }
+    const bool rok = rma || gshmemi_nic_key(c, rkeys, d.raddr - base, &rkey, &end);
+    const bool sok = d.op != GSHMEM_PROXY_OP_PUT_SIGNAL || gshmemi_nic_key(c, rkeys, d.sig_addr - base, &skey, &end);
     if (gshmemi_uniform(m, !rok || !sok)) gshmemi_nic_bad_buf(call, d.pe, !rok ? d.raddr : d.sig_addr, false);
-    if (gshmemi_uniform(m, !lok)) gshmemi_nic_bad_buf(call, d.pe, d.laddr, true);
-    if (gshmemi_uniform(m, local_buf && d.size > GSHMEMI_NIC_MAX_BYTES)) gshmemi_nic_too_big(call, d.pe, d.size);
+    const unsigned nbb = rma ? pieces + (d.op == GSHMEM_PROXY_OP_PUT_SIGNAL) : gshmemi_nic_bbs(d);
+    if (gshmemi_uniform(m, nbb > q.wqe_cnt)) gshmemi_nic_too_big(call, d.pe, d.size, nbb);
+    const uint64_t t = gshmemi_nic_reserve(q, nbb);
+    if (gshmemi_uniform(m, t == GSHMEMI_NIC_RESERVE_TOO_MANY)) gshmemi_nic_warp_too_many(call, d.pe, q.wqe_cnt);
+    if (gshmemi_uniform(m, t == GSHMEMI_NIC_RESERVE_FAILED))
+        gshmemi_nic_error(call, d.pe, d, (int)q.cqe[GSHMEM_NIC_CQE_SYNDROME]);
     uint8_t *fetch = gshmemi_nic_fetch_slot(c);
     const uint64_t fetch_a = (uint64_t)(uintptr_t)fetch;
-    const unsigned nbb = gshmemi_nic_bbs(d);
-    const uint64_t t = gshmemi_nic_reserve(q, nbb);
-    if (gshmemi_uniform(m, t == UINT64_MAX)) gshmemi_nic_error(call, d.pe, d, (int)q.cqe[GSHMEM_NIC_CQE_SYNDROME]);
     const uint8_t cq = GSHMEMI_WQE_CQ_UPDATE;
     uint8_t *w = gshmemi_nic_slot(q, t);
-    switch (d.op) {
-    case GSHMEM_PROXY_OP_PUT:
-        gshmemi_wqe_put(w, (uint16_t)t, q.qpn, cq, d.raddr, rkey, d.laddr, lkey, (uint32_t)d.size);
-        break;
-    case GSHMEM_PROXY_OP_GET:
-        gshmemi_wqe_get(w, (uint16_t)t, q.qpn, cq, d.raddr, rkey, d.laddr, lkey, (uint32_t)d.size);
-        break;
-    case GSHMEM_PROXY_OP_P:
-        gshmemi_wqe_put_inline(w, (uint16_t)t, q.qpn, cq, d.raddr, rkey, &d.laddr, (uint32_t)d.size);
-        break;
-    case GSHMEM_PROXY_OP_G:
-        gshmemi_wqe_get(w, (uint16_t)t, q.qpn, cq, d.raddr, rkey, fetch_a, c.fetch_lkey, (uint32_t)d.size);
-        break;
-    case GSHMEM_PROXY_OP_AMO:
-        gshmemi_wqe_amo(w, gshmemi_nic_slot(q, t + 1), (uint16_t)t, q.qpn, cq, d.amo, (uint32_t)d.size, d.raddr,
-                        rkey, fetch_a, c.fetch_lkey, d.laddr, d.compare);
-        break;
-    case GSHMEM_PROXY_OP_SIGNAL:
-        gshmemi_nic_build_signal(q, t, cq, d.raddr, rkey, d.laddr, d.amo, fetch_a, c.fetch_lkey);
-        break;
-    case GSHMEM_PROXY_OP_PUT_SIGNAL:
-        gshmemi_wqe_put(w, (uint16_t)t, q.qpn, cq, d.raddr, rkey, d.laddr, lkey, (uint32_t)d.size);
-        gshmemi_nic_build_signal(q, t + 1, cq | GSHMEMI_WQE_FENCE, d.sig_addr, skey, d.sig_value, d.amo, fetch_a,
-                                 c.fetch_lkey);
-        break;
-    default:
-        gshmemi_wqe_nop(w, (uint16_t)t, q.qpn, cq);
-        break;
+    if (pieces == 1) {   /* (the keys are the piece's, from the count) */
+        if (d.op == GSHMEM_PROXY_OP_GET) gshmemi_wqe_get(w, (uint16_t)t, q.qpn, cq, d.raddr, rkey, d.laddr, lkey, (uint32_t)d.size);
+        else gshmemi_wqe_put(w, (uint16_t)t, q.qpn, cq, d.raddr, rkey, d.laddr, lkey, (uint32_t)d.size);
+    } else if (rma) {
+        uint64_t ro = d.raddr - base, lo = d.laddr - base, left = d.size, k = t;
+        GSHMEMI_WHILE_ANY(m, left) {
+            if (left) {
+                const uint32_t n = gshmemi_nic_piece(c, rkeys, ro, lo, left, &rkey, &lkey);
+                if (d.op == GSHMEM_PROXY_OP_GET)
+                    gshmemi_wqe_get(gshmemi_nic_slot(q, k), (uint16_t)k, q.qpn, cq, base + ro, rkey, base + lo, lkey, n);
+                else
+                    gshmemi_wqe_put(gshmemi_nic_slot(q, k), (uint16_t)k, q.qpn, cq, base + ro, rkey, base + lo, lkey, n);
+                ro += n;
+                lo += n;
+                left -= n;
+                k++;
+            }
+        }
+    } else {
+        switch (d.op) {
+        case GSHMEM_PROXY_OP_P:
+            gshmemi_wqe_put_inline(w, (uint16_t)t, q.qpn, cq, d.raddr, rkey, &d.laddr, (uint32_t)d.size);
+            break;
+        case GSHMEM_PROXY_OP_G:
+            gshmemi_wqe_get(w, (uint16_t)t, q.qpn, cq, d.raddr, rkey, fetch_a, c.fetch_lkey, (uint32_t)d.size);
+            break;
+        case GSHMEM_PROXY_OP_AMO:
+            gshmemi_wqe_amo(w, gshmemi_nic_slot(q, t + 1), (uint16_t)t, q.qpn, cq, d.amo, (uint32_t)d.size, d.raddr,
+                            rkey, fetch_a, c.fetch_lkey, d.laddr, d.compare);
+            break;
+        case GSHMEM_PROXY_OP_SIGNAL:
+            gshmemi_nic_build_signal(q, t, cq, d.raddr, rkey, d.laddr, d.amo, fetch_a, c.fetch_lkey);
+            break;
+        default:
+            gshmemi_wqe_nop(w, (uint16_t)t, q.qpn, cq);
+            break;
+        }
     }
-    gshmemi_nic_ring(q, t, nbb);
+    if (d.op == GSHMEM_PROXY_OP_PUT_SIGNAL)
+        gshmemi_nic_build_signal(q, t + pieces, cq | GSHMEMI_WQE_FENCE, d.sig_addr, skey, d.sig_value, d.amo, fetch_a,
+                                 c.fetch_lkey);
+    /* the last request's first block (a put or get's pieces and a signal take a block each) */
+    const uint64_t last = rma ? t + nbb - 1 : t;
+    gshmemi_nic_ring(q, t, nbb, last);
     if (WAIT == GSHMEMI_RWAIT_NONE) return 0;
-    const uint64_t last = t + nbb - 1;   /* the last request's first block */
-    const uint64_t lastw = d.op == GSHMEM_PROXY_OP_PUT_SIGNAL ? t + 1 : t;
-    (void)last;
-    if (gshmemi_uniform(m, !gshmemi_nic_wait(q, lastw)))
+    if (gshmemi_uniform(m, !gshmemi_nic_wait(q, last)))
         gshmemi_nic_error(call, d.pe, d, (int)q.cqe[GSHMEM_NIC_CQE_SYNDROME]);
     if (WAIT == GSHMEMI_RWAIT_DONE) return 0;
     /* the value landed before the completion was written (the NIC's DMA, then the CQE) */
@@ -292,9 +344,17 @@ GSHMEMI_DEV void gshmemi_remote_strided(char *dest, const char *src, ptrdiff_t d
         char *d = dest + (size_t)i * dst * ES;
         const char *sp = src + (size_t)i * sst * ES;
         const int op = i >= n ? GSHMEM_PROXY_OP_NOP : GET ? GSHMEM_PROXY_OP_GET : GSHMEM_PROXY_OP_PUT;
-        gshmemi_remote_op<GSHMEMI_RWAIT_NONE>(
+        const uint64_t k = gshmemi_remote_op<GSHMEMI_RWAIT_NONE>(
             GET ? gshmemi_rdesc(op, pe, ES, sp, (uint64_t)(uintptr_t)d) : gshmemi_rdesc(op, pe, ES, d, (uint64_t)(uintptr_t)sp),
             call);
+        /* an element across two chunks of the heap (a NIC moved the first chunk's part) */
+        if (gshmemi_uniform(m, k && k < ES)) {
+            const int rop = k && k < ES ? op : GSHMEM_PROXY_OP_NOP;
+            gshmemi_remote_op<GSHMEMI_RWAIT_NONE>(
+                GET ? gshmemi_rdesc(rop, pe, ES - k, sp + k, (uint64_t)(uintptr_t)d + k)
+                    : gshmemi_rdesc(rop, pe, ES - k, d + k, (uint64_t)(uintptr_t)sp + k),
+                call);
+        }
         i += S::size();
     }
     S::sync();

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "hostq.h"
+#include "gshmem/nic_wqe.h"
 
 static double now_s(void) {
     struct timespec t;
@@ -23,14 +24,17 @@ static void entry_of(const uint8_t *e, uint16_t *counter, uint8_t *opcode, uint8
 }
 
 /* The block count an entry says is done (chan_nic.h, gshmemi_nic_done_of). */
-static uint64_t done_of(uint16_t counter, uint8_t opcode, uint64_t posted) {
+static uint64_t done_of(const gshmemi_hostq *q, uint16_t counter, uint8_t opcode, uint64_t posted) {
     const uint64_t first = posted - 1 - (uint16_t)((uint16_t)(posted - 1) - counter);
-    return first + (opcode == GSHMEM_NIC_CQE_REQ_ERR ? 0 : 1);
+    if (opcode == GSHMEM_NIC_CQE_REQ_ERR) return first;
+    uint32_t c0;
+    memcpy(&c0, gshmemi_hostq_slot(q, first), 4);
+    return first + gshmemi_wqe_bbs_at(__builtin_bswap32(c0), first);
 }
 
 static void saw(gshmemi_hostq *q, const uint8_t *e, uint16_t counter, uint8_t opcode) {
     if (!q->posted) return;
-    const uint64_t d = done_of(counter, opcode, q->posted);
+    const uint64_t d = done_of(q, counter, opcode, q->posted);
     if (d > q->done) q->done = d;
     if (opcode == GSHMEM_NIC_CQE_REQ_ERR && !q->failed) {
         memcpy(q->err, e, 64);
