@@ -25,6 +25,8 @@
 #   BUILD          gshmem's build directory (default build-perftest; its prefix/ is installed into)
 #   PERFTEST_ARGS  arguments of every run (default "-n 5 -w 2 -e 64K": 5 timed and 2 warm-up
 #                  iterations up to 64 KiB, so the whole table fits a 10-minute lease)
+#                  (host/pt-to-pt/stream_latency parses its own options: PERFTEST_ARGS_STREAM_LATENCY,
+#                  default "-n 5 -S 65536")
 #   PERFTEST_T     seconds each run may take (default 45)
 #   PERFTEST_NPS   PE counts for the collectives and init (default "2 4"); pt-to-pt runs on 2
 #   PERFTEST_ONLY  a regular expression: only the programs whose path matches
@@ -135,9 +137,11 @@ build_lib() {
 
 # run LIB PROG NP: one run; its result as "rc seconds" in W/LIB/NAME.npNP.rc
 run_one() {
-  local lib=$1 prog=$2 np=$3 n log bin t0 rc
+  local lib=$1 prog=$2 np=$3 n log bin t0 rc ARGS=$ARGS
   n=$(name_of "$prog"); bin=$W/$lib/$n; log=$LOGS/run-$lib-$n-np$np.log
   [ -x "$bin" ] || return 0
+  # programs with options of their own (the common ones are utils.cu's read_args)
+  case $n in host_pt-to-pt_stream_latency) ARGS=${PERFTEST_ARGS_STREAM_LATENCY:--n 5 -S 65536} ;; esac
   t0=$(date +%s%N)
   if [ "$lib" = gshmem ]; then
     timeout -k 5 $((T + 10)) "$PREFIX/bin/gshmrun" -n "$np" -t "$T" "$bin" $ARGS >"$log" 2>&1
