@@ -309,7 +309,6 @@ gshmemi_status gshmemi_heap_free(gshmemi_state *s, void *ptr, const char *call) 
 
 void gshmemi_heap_finalize(gshmemi_state *s) {
     gshmemi_heap *h = &s->heap;
-    gshmemi_symreg_finalize(s);
     for (int i = 0; i < h->n_chunks; i++) unmap_own(h, &h->chunks[i]);
     if (h->base) cuMemAddressFree((CUdeviceptr)h->base, h->reserved);
     gshmemi_alloc_destroy(&h->alloc);

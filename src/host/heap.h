@@ -39,8 +39,19 @@ typedef struct gshmemi_heap {
     int n_regs, regs_cap;
 } gshmemi_heap;
 
-/* Whether heap offset off (>= reg_low) lies in a registered buffer (symreg.c). */
-bool gshmemi_heap_registered(const gshmemi_heap *h, uint64_t off);
+/* A user buffer made symmetric: its heap offset and size, and the retained allocation handle
+ * of the user's memory (symreg.c maps and unmaps it). */
+typedef struct gshmemi_symreg {
+    uint64_t off, size;
+    unsigned long long handle;
+} gshmemi_symreg;
+
+/* Whether heap offset off (>= reg_low) lies in a registered buffer. */
+static inline bool gshmemi_heap_registered(const gshmemi_heap *h, uint64_t off) {
+    for (int i = 0; i < h->n_regs; i++)
+        if (off >= h->regs[i].off && off - h->regs[i].off < h->regs[i].size) return true;
+    return false;
+}
 
 static inline bool gshmemi_heap_contains(const gshmemi_heap *h, const void *p) {
     if ((const char *)p < h->base) return false;
@@ -62,6 +73,7 @@ gshmemi_status gshmemi_heap_init(struct gshmemi_state *s);
 gshmemi_status gshmemi_heap_alloc(struct gshmemi_state *s, size_t size, size_t align, bool internal,
                                   void **out, const char *call);
 gshmemi_status gshmemi_heap_free(struct gshmemi_state *s, void *ptr, const char *call);
+/* Unmaps the chunks and frees the range: after gshmemi_symreg_finalize (below). */
 void gshmemi_heap_finalize(struct gshmemi_state *s);
 /* Collective check that every PE passed the same three values (heap.c); a message names `call`,
  * `what` describes them. */

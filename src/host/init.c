@@ -308,6 +308,7 @@ void gshmem_finalize(void) {
     gshmemi_teams_finalize(s);
     for (int t = s->n_transports - 1; t >= 0; t--)
         if (s->transports[t]->finalize) s->transports[t]->finalize(s, s->tctx[t]);
+    gshmemi_symreg_finalize(s);   /* the registered buffers' mappings, inside the heap's range */
     gshmemi_heap_finalize(s);
     cudaFree(s->d_pe_slot);
     cudaStreamDestroy((cudaStream_t)s->stream);

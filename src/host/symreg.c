@@ -24,17 +24,6 @@
 #include "gshmem/device/state.h"
 #include "gshmemx.h"
 
-typedef struct gshmemi_symreg {
-    uint64_t off, size;
-    unsigned long long handle;   /* retained allocation handle of the user's memory */
-} gshmemi_symreg;
-
-bool gshmemi_heap_registered(const gshmemi_heap *h, uint64_t off) {
-    for (int i = 0; i < h->n_regs; i++)
-        if (off >= h->regs[i].off && off - h->regs[i].off < h->regs[i].size) return true;
-    return false;
-}
-
 static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 /* The highest offset below the window (aligned to `align`) where `size` bytes overlap no
