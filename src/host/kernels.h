@@ -24,19 +24,6 @@ int gshmemi_launch_barrier_all(void *stream);
  * accessible, may be NULL). */
 int gshmemi_launch_amo(void *stream, int op, size_t size, void *p, uint64_t value, uint64_t cond,
                        uint64_t *out);
-/* A batch of atomics (GSHMEMI_AMO_*, 4 or 8 bytes) applied by one kernel on the stream: the
- * descriptors ring[(first + i) % slots] for i < n (n <= GSHMEMI_AMO_BATCH_MAX; device-readable,
- * e.g. mapped pinned memory, untouched until the kernel completed), old values to
- * olds[(first + i) % slots]. Atomics on one 8-byte word apply in ring order. */
-#define GSHMEMI_AMO_BATCH_MAX 256
-typedef struct gshmemi_amo_desc {
-    uint64_t addr, operand, compare;
-    uint32_t op, size;
-} gshmemi_amo_desc;
-int gshmemi_launch_amo_batch(void *stream, const gshmemi_amo_desc *ring, uint64_t *olds, unsigned first,
-                             unsigned n, unsigned slots);
-/* Loads the batch kernel into the current context (a cudaError_t). */
-int gshmemi_amo_batch_load(void);
 /* The on-stream forms to a remote PE: a one-thread kernel makes the device call (which posts
  * to the PE's remote channel and, for PUT/GET/PUT_SIGNAL, waits until it completed).
  * sym: the symmetric address on pe; local: this PE's buffer. */

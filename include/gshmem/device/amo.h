@@ -72,6 +72,16 @@ GSHMEMI_DEV T gshmemi_amo(int op, T *dest, T value, T cond, int pe, const char *
     return out;
 }
 
+/* One atomic (GSHMEMI_AMO_*) on this GPU's mapping p, as the library's own kernels apply it
+ * (a host call's, the proxy's batches): FETCH is a load, SET a store. */
+template <typename U> GSHMEMI_DEV U gshmemi_apply_amo(int op, U *p, U value, U cond) {
+    U r = 0;
+    if (op == GSHMEMI_AMO_FETCH) r = gshmemi_ld_relaxed(p);
+    else if (op == GSHMEMI_AMO_SET) gshmemi_st_relaxed(p, value);
+    else r = gshmemi_atom_raw(op, p, value, cond);
+    return r;
+}
+
 template <typename T>
 GSHMEMI_DEV void gshmemi_amo_nofetch(int op, T *dest, T value, int pe, const char *call) {
     typedef typename gshmemi_uint<sizeof(T)>::t U;

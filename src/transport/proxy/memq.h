@@ -9,7 +9,7 @@
 #ifndef GSHMEMI_MEMQ_H
 #define GSHMEMI_MEMQ_H
 
-#include "kernels.h"
+#include "amo_batch.h"
 #include "proxy.h"
 
 /* Atomics in flight (written, their ticket not yet passed): packed requests bring up to 256

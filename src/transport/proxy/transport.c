@@ -18,7 +18,7 @@
 #include "config.h"
 #include "cuda_driver.h"
 #include "cuda_util.h"
-#include "kernels.h"
+#include "amo_batch.h"
 #include "memq.h"
 #include "placement.h"
 #include "proxy.h"
