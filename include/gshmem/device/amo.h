@@ -48,6 +48,17 @@
     }
 GSHMEMI_AMO_SIZES(GSHMEMI_DEF_ATOM_RAW)
 
+/* One atomic (GSHMEMI_AMO_*) on this GPU's mapping p, as every local atomic is applied (a
+ * device call's load/store branch, a host call's kernel, the proxy's batches): FETCH is a load,
+ * SET a store. */
+template <typename U> GSHMEMI_DEV U gshmemi_apply_amo(int op, U *p, U value, U cond) {
+    U r = 0;
+    if (op == GSHMEMI_AMO_FETCH) r = gshmemi_ld_relaxed(p);
+    else if (op == GSHMEMI_AMO_SET) gshmemi_st_relaxed(p, value);
+    else r = gshmemi_atom_raw(op, p, value, cond);
+    return r;
+}
+
 /* One atomic of any AMO type T (4 or 8 bytes) on `dest` at `pe`: the value travels as its
  * bit pattern, so float/double swap/fetch/set need no special case. op is a compile-time
  * constant at every call site, so the switches fold away. */
@@ -62,24 +73,10 @@ GSHMEMI_DEV T gshmemi_amo(int op, T *dest, T value, T cond, int pe, const char *
     memcpy(&c, &cond, sizeof c);
     if (GSHMEMI_ROUTED && slot < 0) r = (U)gshmemi_remote_amo(op, op != GSHMEMI_AMO_SET, dest, (int)sizeof(T), (uint64_t)v,
                                       (uint64_t)c, pe, call);
-    else if (op == GSHMEMI_AMO_FETCH) r = gshmemi_ld_relaxed(p);
-    else if (op == GSHMEMI_AMO_SET) {
-        gshmemi_st_relaxed(p, v);
-        r = 0;
-    } else r = gshmemi_atom_raw(op, p, v, c);
+    else r = gshmemi_apply_amo(op, p, v, c);
     T out;
     memcpy(&out, &r, sizeof out);
     return out;
-}
-
-/* One atomic (GSHMEMI_AMO_*) on this GPU's mapping p, as the library's own kernels apply it
- * (a host call's, the proxy's batches): FETCH is a load, SET a store. */
-template <typename U> GSHMEMI_DEV U gshmemi_apply_amo(int op, U *p, U value, U cond) {
-    U r = 0;
-    if (op == GSHMEMI_AMO_FETCH) r = gshmemi_ld_relaxed(p);
-    else if (op == GSHMEMI_AMO_SET) gshmemi_st_relaxed(p, value);
-    else r = gshmemi_atom_raw(op, p, value, cond);
-    return r;
 }
 
 template <typename T>
