@@ -190,12 +190,15 @@ GSHMEMI_DEV void gshmemi_nic_ring(const gshmem_nic_qp &q, uint64_t t, unsigned n
     }
 }
 
-/* Waits until the WQE at t completed (and every earlier one of q). false: the QP reported an
+/* Waits, where `need` says so, until the WQE at t completed (and every earlier one of q); a
+ * thread without need touches nothing of q, which may then be any QP, one without queues
+ * included (the threads of a warp in a loop over the PEs need not be at the same PE: threads
+ * that reached the loop at different times may run together, ptx.h). false: the QP reported an
  * error (the caller reports it). */
-GSHMEMI_DEV bool gshmemi_nic_wait(const gshmem_nic_qp &q, uint64_t t) {
+GSHMEMI_DEV bool gshmemi_nic_wait_if(bool need, const gshmem_nic_qp &q, uint64_t t) {
     const unsigned m = gshmemi_lanes();
-    uint64_t done = gshmemi_ld_acquire(q.ctr + GSHMEM_NIC_CTR_DONE);
-    bool ok = done > t, failed = false;
+    uint64_t done = need ? gshmemi_ld_acquire(q.ctr + GSHMEM_NIC_CTR_DONE) : 0;
+    bool ok = !need || done > t, failed = false;
     unsigned ns = 0;
     GSHMEMI_WHILE_ANY(m, !ok && !failed) {
         if (!ok && !failed) {
@@ -209,6 +212,7 @@ GSHMEMI_DEV bool gshmemi_nic_wait(const gshmem_nic_qp &q, uint64_t t) {
     }
     return !failed;
 }
+GSHMEMI_DEV bool gshmemi_nic_wait(const gshmem_nic_qp &q, uint64_t t) { return gshmemi_nic_wait_if(true, q, t); }
 
 /* The memory key of heap offset off: the key of its chunk at PE pe (keys = rkeys + pe *
  * GSHMEM_NIC_MAX_CHUNKS) or here (keys = lkeys), and the chunk's end (a heap offset: a request

@@ -92,7 +92,10 @@ GSHMEMI_DEV uint64_t gshmemi_globaltimer(void) {
 GSHMEMI_DEV unsigned gshmemi_lanes(void) { return __activemask(); }
 #define GSHMEMI_WHILE_ANY(m, cond) while (__any_sync((m), (cond)))
 /* A condition made warp-uniform (the same for every thread of m by construction): branches on
- * it need no reconvergence either. */
+ * it need no reconvergence either. The threads of m need not have come from the same call or
+ * the same turn of a loop (threads that reached a function at different times may run
+ * together), so the body of such a branch acts on each thread's own condition and touches
+ * only what that thread's own values say is there. */
 GSHMEMI_DEV bool gshmemi_uniform(unsigned m, bool c) { return __any_sync(m, c); }
 /* Whether c holds in every thread of m (a uniform value too). */
 GSHMEMI_DEV bool gshmemi_all(unsigned m, bool c) { return __all_sync(m, c); }

@@ -179,12 +179,15 @@ template <int WAIT> GSHMEMI_DEV uint64_t gshmemi_nic_op(gshmem_proxy_desc d, con
     }
     const bool rok = rma || gshmemi_nic_key(c, rkeys, d.raddr - base, &rkey, &end);
     const bool sok = d.op != GSHMEM_PROXY_OP_PUT_SIGNAL || gshmemi_nic_key(c, rkeys, d.sig_addr - base, &skey, &end);
-    if (gshmemi_uniform(m, !rok || !sok)) gshmemi_nic_bad_buf(call, d.pe, !rok ? d.raddr : d.sig_addr, false);
+    /* (reports by vote, each made by the threads it concerns: the warp's threads may post to
+     * different PEs, from different calls) */
+    if (gshmemi_uniform(m, !rok || !sok) && (!rok || !sok))
+        gshmemi_nic_bad_buf(call, d.pe, !rok ? d.raddr : d.sig_addr, false);
     const unsigned nbb = rma ? pieces + (d.op == GSHMEM_PROXY_OP_PUT_SIGNAL) : gshmemi_nic_bbs(d);
-    if (gshmemi_uniform(m, nbb > q.wqe_cnt)) gshmemi_nic_too_big(call, d.pe, d.size, nbb);
+    if (gshmemi_uniform(m, nbb > q.wqe_cnt) && nbb > q.wqe_cnt) gshmemi_nic_too_big(call, d.pe, d.size, nbb);
     const uint64_t t = gshmemi_nic_reserve(q, nbb);
     if (gshmemi_uniform(m, t == GSHMEMI_NIC_RESERVE_TOO_MANY)) gshmemi_nic_warp_too_many(call, d.pe, q.wqe_cnt);
-    if (gshmemi_uniform(m, t == GSHMEMI_NIC_RESERVE_FAILED))
+    if (gshmemi_uniform(m, t == GSHMEMI_NIC_RESERVE_FAILED) && t == GSHMEMI_NIC_RESERVE_FAILED)
         gshmemi_nic_error(call, d.pe, d, (int)q.cqe[GSHMEM_NIC_CQE_SYNDROME]);
     uint8_t *fetch = gshmemi_nic_fetch_slot(c);
     const uint64_t fetch_a = (uint64_t)(uintptr_t)fetch;
@@ -235,7 +238,8 @@ template <int WAIT> GSHMEMI_DEV uint64_t gshmemi_nic_op(gshmem_proxy_desc d, con
     const uint64_t last = rma ? t + nbb - 1 : t;
     gshmemi_nic_ring(q, t, nbb, last);
     if (WAIT == GSHMEMI_RWAIT_NONE) return 0;
-    if (gshmemi_uniform(m, !gshmemi_nic_wait(q, last)))
+    const bool ok = gshmemi_nic_wait(q, last);
+    if (gshmemi_uniform(m, !ok) && !ok)
         gshmemi_nic_error(call, d.pe, d, (int)q.cqe[GSHMEM_NIC_CQE_SYNDROME]);
     if (WAIT == GSHMEMI_RWAIT_DONE) return 0;
     /* the value landed before the completion was written (the NIC's DMA, then the CQE) */
@@ -246,7 +250,8 @@ template <int WAIT> GSHMEMI_DEV uint64_t gshmemi_nic_op(gshmem_proxy_desc d, con
 }
 
 /* Quiet of the NIC channel: every request this PE posted to a queue pair before the call is
- * complete. One QP after another (the trip count is the job's PE count: uniform). */
+ * complete. One QP after another, each thread at its own PE of the loop (the trip count is the
+ * job's PE count, but threads that entered at different times may run together mid-loop). */
 GSHMEMI_DEV void gshmemi_nic_quiet(const char *call) {
     const gshmemi_device_state *s = &gshmemi_dstate;
     const gshmem_nic_chan &c = s->nic;
@@ -255,7 +260,9 @@ GSHMEMI_DEV void gshmemi_nic_quiet(const char *call) {
         const bool nic = gshmemi_slot_of(s, pe) == GSHMEMI_ROUTE_NIC;
         const uint64_t posted = nic ? gshmemi_ld_acquire(c.qps[pe].ctr + GSHMEM_NIC_CTR_POSTED) : 0;
         const uint64_t done = nic ? gshmemi_ld_acquire(c.qps[pe].ctr + GSHMEM_NIC_CTR_DONE) : 0;
-        if (gshmemi_uniform(m, nic && posted > done) && !gshmemi_nic_wait(c.qps[pe], posted - 1)) {
+        /* (pe is this thread's: threads of the warp may be at different PEs of the loop) */
+        const bool need = nic && posted > done;
+        if (gshmemi_uniform(m, need) && !gshmemi_nic_wait_if(need, c.qps[pe], posted - 1)) {
             gshmem_proxy_desc d = gshmemi_rdesc(GSHMEM_PROXY_OP_NOP, pe, 0, 0, 0);
             gshmemi_nic_error(call, pe, d, (int)c.qps[pe].cqe[GSHMEM_NIC_CQE_SYNDROME]);
         }
