@@ -767,39 +767,13 @@ static void place(sn_op *op) {
     }
 }
 
-/* Requests of one QP in flight at once, as a NIC keeps several reads and atomics outstanding
- * (mlx5's max_rd_atomic is 16). */
-#define SN_MAX_RUNNING 16
-
-/* An operation of one step (a write, a read, an atomic the executor performs as one): several
- * such may run at once, started in the QP's order, which the executor keeps to the target (the
- * proxy's requests to one PE leave and are applied in the order posted). Multi-step ones (a
- * compare-and-swap loop, a gather list of several pieces) run alone. */
-static bool one_step(const sn_op *op) { return op->n_sub == 1 && op->kind != K_MASKED; }
-/* Whether op reads local memory (a write's gather list), and whether e writes it (a read's
- * bytes, an atomic's old value): a read of local memory waits for the writes to it before it, as
- * on a NIC outside adversarial mode. */
-static bool reads_local(const sn_op *op) {
-    for (int i = 0; i < op->n_sub; i++)
-        if (op->s[i].op == GSHMEM_PROXY_OP_PUT) return true;
-    return false;
-}
-static bool writes_local(const sn_op *e) { return e->kind == K_READ || e->res; }
-/* Whether op may start while e, before it, still runs. */
-static bool may_pass(const sn_op *e, const sn_op *op) {
-    return e->state == OS_RUNNING && one_step(e) && one_step(op) && !(writes_local(e) && reads_local(op));
-}
-
-/* Whether op may start: every earlier WQE's effect is complete, or, for a one-step op without
- * a fence, every earlier WQE not yet complete is one it may pass (may_pass); with a fence every
- * earlier WQE is complete, fetched values placed. */
+/* Whether op may start: every earlier WQE's effect is complete (one QP performs in order), and
+ * with a fence every earlier WQE is complete, fetched values placed. */
 static bool may_start(const sn_q *q, const sn_op *op, double now) {
-    const bool fence = (op->flags >> 5) != 0;
     for (uint64_t i = q->head; i < op->idx;) {
         const sn_op *e = &q->ops[i & q->mask];
-        if (e->state == OS_ERROR) return false;
-        if (e->state < OS_EFFECT && (fence || !may_pass(e, op))) return false;
-        if (e->state != OS_COMPLETE && fence) return false;
+        if (e->state < OS_EFFECT || e->state == OS_ERROR) return false;
+        if (e->state != OS_COMPLETE && (op->flags >> 5)) return false;
         i += e->nbb;
     }
     return now >= op->start_at;
@@ -813,22 +787,14 @@ static int run_q(gshmemi_softnic *n, sn_q *q, double now) {
         if (op->state == OS_PARSED && n->p.chaos.on) op->start_at = now + rnd_delay(n, n->p.chaos.max_delay_us);
         work++;
     }
-    /* the running operations (one multi-step one, or up to SN_MAX_RUNNING one-step ones), and
-     * the next to start */
-    unsigned running = 0;
+    /* the one running operation, and the next to start */
     for (uint64_t i = q->head; i < q->parsed && !q->error;) {
         sn_op *op = &q->ops[i & q->mask];
         if (op->state == OS_RUNNING) {
-            if (__atomic_load_n(&op->ret.done, __ATOMIC_ACQUIRE) == op->tag + 1) {
-                finish_sub(n, q, op, now);
-                work++;
-            }
-            if (op->state == OS_ERROR) break;
-            if (op->state == OS_RUNNING) {
-                if (!one_step(op) || ++running >= SN_MAX_RUNNING) break;
-                i += op->nbb;
-                continue;
-            }
+            if (__atomic_load_n(&op->ret.done, __ATOMIC_ACQUIRE) != op->tag + 1) break;
+            finish_sub(n, q, op, now);
+            work++;
+            if (op->state == OS_RUNNING || op->state == OS_ERROR) break;
         }
         if (op->state == OS_PARSED) {
             if (!may_start(q, op, now)) break;
@@ -839,9 +805,7 @@ static int run_q(gshmemi_softnic *n, sn_q *q, double now) {
                 break;
             } else {
                 work++;
-                if (!one_step(op) || ++running >= SN_MAX_RUNNING) break;
-                i += op->nbb;
-                continue;
+                break;   /* one operation of a QP at a time */
             }
         }
         if (op->state == OS_EFFECT && now >= op->place_at) {

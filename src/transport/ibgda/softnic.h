@@ -56,10 +56,9 @@ enum {
  * PUT, GET, P, G, AMO with GSHMEM_PROXY_F_FETCH, to PE d->pe) and gives its tag; the
  * operation is complete once ret->done == tag + 1 (stored with release after ret->value and
  * ret->status): a write in the target's memory, a read's bytes at d->laddr (or, G, in
- * ret->value), an atomic applied with its old value in ret->value. The operations of one queue
- * pair are started in its order, several at once (up to 16 one-step requests, none behind a
- * fence or a multi-step one): the executor must apply the operations to one PE in the order
- * they were started. Returns 0 or a GSHMEM_ERR_* (then nothing was started). */
+ * ret->value), an atomic applied with its old value in ret->value. Operations started for one
+ * queue pair are started one at a time (the software NIC keeps a QP's order itself). Returns 0
+ * or a GSHMEM_ERR_* (then nothing was started). */
 typedef struct gshmemi_sn_exec {
     void *ctx;
     int (*start)(void *ctx, const gshmem_proxy_desc *d, gshmem_proxy_ret *ret, uint64_t *tag);
