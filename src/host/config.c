@@ -245,6 +245,29 @@ static bool nvshmem_map(gshmemi_config *cfg, const char *name, const char *v, ch
                      "(mpirun, srun --mpi=pmix), a unique id or an MPI communicator", v);
             return false;
         }
+    } else if (!strcmp(name, "IB_ENABLE_IBGDA")) {
+        if (!*v) return true;
+        if (!parse_bool(v, &b)) {
+            snprintf(why, n, "'%s' is not 0 or 1", v);
+            return false;
+        }
+        if (!gshmem_set("GSHMEM_REMOTE_TRANSPORT")) cfg->REMOTE_TRANSPORT = b ? "ibgda" : "proxy";
+    } else if (!strcmp(name, "REMOTE_TRANSPORT")) {
+        /* NVSHMEM's CPU-driven transports are gshmem's proxy; IBGDA, when enabled, is chosen by
+         * NVSHMEM_IB_ENABLE_IBGDA (above), which wins as it does in NVSHMEM */
+        if (!*v) return true;
+        if (!strcasecmp(v, "none")) {
+            snprintf(why, n, "'none' is not available: gshmem reaches PEs of other nodes through ibgda "
+                     "or the proxy (GSHMEM_REMOTE_TRANSPORT, docs/nodes.md)");
+            return false;
+        }
+        if (strcasecmp(v, "ibrc") && strcasecmp(v, "ucx") && strcasecmp(v, "libfabric") && strcasecmp(v, "ibdevx")) {
+            snprintf(why, n, "'%s' is not one of ibrc, ucx, libfabric, ibdevx, none", v);
+            return false;
+        }
+        const char *ibgda = getenv("NVSHMEM_IB_ENABLE_IBGDA");
+        const bool ib = ibgda && parse_bool(ibgda, &b) && b;
+        if (!ib && !gshmem_set("GSHMEM_REMOTE_TRANSPORT")) cfg->REMOTE_TRANSPORT = "proxy";
     } else if (!strcmp(name, "BOOTSTRAP_PMI")) {
         if (*v && strcasecmp(v, "PMIX")) {
             snprintf(why, n, "'%s' is not available: gshmem speaks PMIx (mpirun, srun --mpi=pmix) "

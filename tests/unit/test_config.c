@@ -182,6 +182,34 @@ static void nvshmem(void) {
     EXPECT(strstr(out, "NVSHMEM_DEBUG=LOUD") != NULL, "no warning naming NVSHMEM_DEBUG: %s", out);
     EXPECT(strstr(out, "MACHINE_READABLE") == NULL, "warned about a program's own variable: %s", out);
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
+
+    /* the transport between nodes: IB_ENABLE_IBGDA picks ibgda or the proxy and wins over
+     * REMOTE_TRANSPORT's CPU-driven names; GSHMEM_REMOTE_TRANSPORT wins over both */
+    static const struct { const char *ibgda, *remote, *gshmem, *want; int warnings; } tr[] = {
+        {"1", NULL, NULL, "ibgda", 0},        {"0", NULL, NULL, "proxy", 0},
+        {NULL, "ibrc", NULL, "proxy", 0},     {NULL, "UCX", NULL, "proxy", 0},
+        {"1", "libfabric", NULL, "ibgda", 0}, {"0", "ibdevx", NULL, "proxy", 0},
+        {"1", NULL, "proxy", "proxy", 0},     {NULL, "ibrc", "ibgda", "ibgda", 0},
+        {NULL, NULL, NULL, "auto", 0},        {NULL, "none", NULL, "auto", 1},
+        {"maybe", NULL, NULL, "auto", 1},     {NULL, "verbs", NULL, "auto", 1},
+    };
+    for (size_t i = 0; i < sizeof tr / sizeof tr[0]; i++) {
+        if (tr[i].ibgda) setenv("NVSHMEM_IB_ENABLE_IBGDA", tr[i].ibgda, 1);
+        if (tr[i].remote) setenv("NVSHMEM_REMOTE_TRANSPORT", tr[i].remote, 1);
+        if (tr[i].gshmem) setenv("GSHMEM_REMOTE_TRANSPORT", tr[i].gshmem, 1);
+        EXPECT(gshmemi_config_load(&c) == GSHMEM_SUCCESS, "load failed with NVSHMEM_IB_ENABLE_IBGDA=%s "
+               "NVSHMEM_REMOTE_TRANSPORT=%s", tr[i].ibgda ? tr[i].ibgda : "-", tr[i].remote ? tr[i].remote : "-");
+        EXPECT(!strcmp(c.REMOTE_TRANSPORT, tr[i].want), "NVSHMEM_IB_ENABLE_IBGDA=%s NVSHMEM_REMOTE_TRANSPORT=%s "
+               "GSHMEM_REMOTE_TRANSPORT=%s gave %s, expected %s", tr[i].ibgda ? tr[i].ibgda : "-",
+               tr[i].remote ? tr[i].remote : "-", tr[i].gshmem ? tr[i].gshmem : "-", c.REMOTE_TRANSPORT, tr[i].want);
+        n = nvshmem_warnings(&c, out, sizeof out);
+        EXPECT(n == tr[i].warnings, "%d warnings, expected %d, for NVSHMEM_IB_ENABLE_IBGDA=%s "
+               "NVSHMEM_REMOTE_TRANSPORT=%s: %s", n, tr[i].warnings, tr[i].ibgda ? tr[i].ibgda : "-",
+               tr[i].remote ? tr[i].remote : "-", out);
+        unsetenv("NVSHMEM_IB_ENABLE_IBGDA");
+        unsetenv("NVSHMEM_REMOTE_TRANSPORT");
+        unsetenv("GSHMEM_REMOTE_TRANSPORT");
+    }
 }
 
 int main(void) {
