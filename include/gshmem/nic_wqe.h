@@ -384,6 +384,13 @@ GSHMEMI_WQE_FN int gshmemi_wqe_amo_bbs(int op, uint32_t size) {
     return masked_cs && size == 8 ? 2 : 1;
 }
 
+/* The full block index of the WQE a completion names by its 16-bit `counter`: the latest index
+ * below `posted` (the poster's count of blocks rung) with those 16 bits. Every WQE not yet seen
+ * complete is within 65536 blocks of `posted` (wqe_cnt <= 32768). */
+GSHMEMI_WQE_FN uint64_t gshmemi_wqe_first_of(uint16_t counter, uint64_t posted) {
+    return posted - 1 - (uint16_t)((uint16_t)(posted - 1) - counter);
+}
+
 /* The BBs of the WQE a completion names at block `first`, from the first word of the control
  * segment in its slot (ctrl0, host order): 2 for an 8-byte masked compare-swap whose index field
  * is first's, else 1. A slot that already holds a later WQE (its index differs) or the second

@@ -40,11 +40,8 @@ GSHMEMI_DEV gshmemi_nic_cqe gshmemi_nic_read_cqe(const gshmem_nic_qp &q) { retur
  * index is the latest value below `posted` with those 16 bits. Done then covers that WQE's
  * blocks (and, since a QP completes in order, everything before it): `first` + its block
  * count. An error entry names the WQE that failed: everything before it is done, it is not. */
-GSHMEMI_DEV uint64_t gshmemi_nic_first_of(uint16_t counter, uint64_t posted) {
-    return posted - 1 - (uint16_t)((uint16_t)(posted - 1) - counter);
-}
 GSHMEMI_DEV uint64_t gshmemi_nic_done_of(const gshmem_nic_qp &q, const gshmemi_nic_cqe &e, uint64_t posted) {
-    const uint64_t first = gshmemi_nic_first_of(e.counter, posted);
+    const uint64_t first = gshmemi_wqe_first_of(e.counter, posted);
     if (e.opcode == GSHMEM_NIC_CQE_REQ_ERR) return first;
     /* done covers the WQE's blocks, 2 for the 8-byte masked compare-swap (nic_wqe.h): a quiet
      * after one waits for done == posted */

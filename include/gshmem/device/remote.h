@@ -351,17 +351,10 @@ GSHMEMI_DEV void gshmemi_remote_strided(char *dest, const char *src, ptrdiff_t d
         char *d = dest + (size_t)i * dst * ES;
         const char *sp = src + (size_t)i * sst * ES;
         const int op = i >= n ? GSHMEM_PROXY_OP_NOP : GET ? GSHMEM_PROXY_OP_GET : GSHMEM_PROXY_OP_PUT;
-        const uint64_t k = gshmemi_remote_op<GSHMEMI_RWAIT_NONE>(
+        /* (an element across two chunks of the heap: the NIC channel posts a request per part) */
+        gshmemi_remote_op<GSHMEMI_RWAIT_NONE>(
             GET ? gshmemi_rdesc(op, pe, ES, sp, (uint64_t)(uintptr_t)d) : gshmemi_rdesc(op, pe, ES, d, (uint64_t)(uintptr_t)sp),
             call);
-        /* an element across two chunks of the heap (a NIC moved the first chunk's part) */
-        if (gshmemi_uniform(m, k && k < ES)) {
-            const int rop = k && k < ES ? op : GSHMEM_PROXY_OP_NOP;
-            gshmemi_remote_op<GSHMEMI_RWAIT_NONE>(
-                GET ? gshmemi_rdesc(rop, pe, ES - k, sp + k, (uint64_t)(uintptr_t)d + k)
-                    : gshmemi_rdesc(rop, pe, ES - k, d + k, (uint64_t)(uintptr_t)sp + k),
-                call);
-        }
         i += S::size();
     }
     S::sync();

@@ -25,7 +25,7 @@ static void entry_of(const uint8_t *e, uint16_t *counter, uint8_t *opcode, uint8
 
 /* The block count an entry says is done (chan_nic.h, gshmemi_nic_done_of). */
 static uint64_t done_of(const gshmemi_hostq *q, uint16_t counter, uint8_t opcode, uint64_t posted) {
-    const uint64_t first = posted - 1 - (uint16_t)((uint16_t)(posted - 1) - counter);
+    const uint64_t first = gshmemi_wqe_first_of(counter, posted);
     if (opcode == GSHMEM_NIC_CQE_REQ_ERR) return first;
     uint32_t c0;
     memcpy(&c0, gshmemi_hostq_slot(q, first), 4);
