@@ -101,6 +101,14 @@ typedef struct gshmem_nic_chan {
     uint8_t *fetch;
     uint32_t fetch_lkey;
     uint32_t fetch_slots;        /* SMs * 64 warp slots * 32 lanes, rounded up to a power of two */
+    /* Registered local regions: device memory of this PE outside the heap that its device calls
+     * pass as the local buffer of a put or get (a team's landing buffer for data of other nodes).
+     * Laid out as chunk_range, by address: [2 * n_local + 1], entry i's addresses [local_range[2i],
+     * local_range[2i + 1]) ([0, 0): unused), then the entries in use; local_keys[i] its lkey. */
+    const uint64_t *local_range;
+    const uint32_t *local_keys;
+    uint32_t n_local;
+    uint32_t pad2_;
 } gshmem_nic_chan;
 
 #endif

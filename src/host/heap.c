@@ -347,13 +347,27 @@ gshmemi_status gshmemi_local_mem_alloc(gshmemi_state *s, size_t size, gshmemi_lo
     CUmemAccessDesc acc = {.location = prop.location, .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
     r = cuMemSetAccess(va, bytes, &acc, 1);
     *m = (gshmemi_local_mem){.ptr = (void *)va, .size = bytes, .handle = (unsigned long long)handle};
-    if (r != CUDA_SUCCESS) gshmemi_local_mem_free(m);
+    if (r != CUDA_SUCCESS) gshmemi_local_mem_free(s, m);
     GSHMEMI_CU(r);
+    /* the transports that reach only registered memory register it (transport.h) */
+    for (int t = 0; t < s->n_transports; t++) {
+        if (!s->transports[t]->local_added) continue;
+        const gshmemi_status st = s->transports[t]->local_added(s, s->tctx[t], m->ptr, m->size, call);
+        if (st != GSHMEM_SUCCESS) {
+            for (int u = 0; u < t; u++)
+                if (s->transports[u]->local_removed) s->transports[u]->local_removed(s, s->tctx[u], m->ptr);
+            gshmemi_local_mem_free(NULL, m);
+            return st;
+        }
+    }
+    m->registered = true;
     return GSHMEM_SUCCESS;
 }
 
-void gshmemi_local_mem_free(gshmemi_local_mem *m) {
+void gshmemi_local_mem_free(gshmemi_state *s, gshmemi_local_mem *m) {
     if (!m->ptr) return;
+    for (int t = 0; s && m->registered && t < s->n_transports; t++)
+        if (s->transports[t]->local_removed) s->transports[t]->local_removed(s, s->tctx[t], m->ptr);
     cuMemUnmap((CUdeviceptr)m->ptr, m->size);
     cuMemAddressFree((CUdeviceptr)m->ptr, m->size);
     cuMemRelease((CUmemGenericAllocationHandle)m->handle);

@@ -83,14 +83,16 @@ gshmemi_status gshmemi_heap_agree(struct gshmemi_state *s, uint64_t a, uint64_t 
 void gshmemi_symreg_finalize(struct gshmemi_state *s);
 
 /* Device memory of this PE alone (not symmetric, outside the heap), reachable from every CUDA
- * context of the process on its GPU. */
+ * context of the process on its GPU and registered with the transports that need it
+ * (transport.h, local_added), so device calls may pass it as a local buffer. */
 typedef struct gshmemi_local_mem {
     void *ptr;
     uint64_t size;
     unsigned long long handle;
+    bool registered;              /* the transports were told of it */
 } gshmemi_local_mem;
 gshmemi_status gshmemi_local_mem_alloc(struct gshmemi_state *s, size_t size, gshmemi_local_mem *m,
                                        const char *call);
-void gshmemi_local_mem_free(gshmemi_local_mem *m);
+void gshmemi_local_mem_free(struct gshmemi_state *s, gshmemi_local_mem *m);
 
 #endif

@@ -29,6 +29,13 @@ struct gshmemi_transport_ops {
      * made symmetric and now unregistered): drop what chunk_added made of it. May be NULL
      * when chunk_added keeps nothing per chunk. */
     gshmemi_status (*chunk_removed)(struct gshmemi_state *s, void *tctx, const gshmemi_chunk *c);
+    /* Optional, called by one PE (not collectively): after it made device memory of its own
+     * outside the heap (heap.h, gshmemi_local_mem: a team's landing buffer) that its device calls
+     * pass as the local buffer of a put or get, and before it frees that memory. A transport
+     * whose device reaches only memory it registered registers it here; `call` names the API
+     * call for messages. */
+    gshmemi_status (*local_added)(struct gshmemi_state *s, void *tctx, void *addr, size_t len, const char *call);
+    void (*local_removed)(struct gshmemi_state *s, void *tctx, void *addr);
     /* Its part of the device view (may be NULL). */
     gshmemi_status (*fill_device)(struct gshmemi_state *s, void *tctx, struct gshmemi_device_state *d);
     /* Host-initiated blocking operations to a PE it reaches (only when !load_store): done

@@ -262,7 +262,7 @@ void gshmemi_teams_finalize(gshmemi_state *s) {
     for (int i = 0; i < s->teams_max; i++) {
         if (T.tab[i].d_pes) cudaFree(T.tab[i].d_pes);
         free(T.tab[i].h_pes);
-        gshmemi_local_mem_free(&T.tab[i].xtmp);
+        gshmemi_local_mem_free(s, &T.tab[i].xtmp);
     }
     cudaFree(T.d_tab);
     free(T.tab);
@@ -483,7 +483,7 @@ void gshmem_team_destroy(gshmem_team_t team) {
     host_team *t = &T.tab[team];
     if (t->d_pes) cudaFree(t->d_pes);
     free(t->h_pes);
-    gshmemi_local_mem_free(&t->xtmp);
+    gshmemi_local_mem_free(s, &t->xtmp);
     memset(t, 0, sizeof *t);
     if (publish(s, team) != GSHMEM_SUCCESS || set_used(s, team, false) != GSHMEM_SUCCESS ||
         sync_stream(s, call) != GSHMEM_SUCCESS)

@@ -211,22 +211,21 @@ GSHMEMI_DEV bool gshmemi_nic_wait_if(bool need, const gshmem_nic_qp &q, uint64_t
 }
 GSHMEMI_DEV bool gshmemi_nic_wait(const gshmem_nic_qp &q, uint64_t t) { return gshmemi_nic_wait_if(true, q, t); }
 
-/* The memory key of heap offset off: the key of its chunk at PE pe (keys = rkeys + pe *
- * GSHMEM_NIC_MAX_CHUNKS) or here (keys = lkeys), and the chunk's end (a heap offset: a request
- * stays within one key's registration). false: off is not in a registered chunk. The walk over
- * the entries in use (nic_desc.h) is warp-uniform (ptx.h): it runs while any thread still
- * looks, each thread reading one entry per turn. */
-GSHMEMI_DEV bool gshmemi_nic_key(const gshmem_nic_chan &c, const uint32_t *keys, uint64_t off, uint32_t *key,
-                                 uint64_t *end) {
+/* The entry of a key table holding a: tables laid out as nic_desc.h's chunk_range ([2 * cap + 1]:
+ * entry i's range [r[2i], r[2i + 1]), then the number of entries in use), keys[i] its key. Its
+ * key and the range's end (a request stays within one key's registration). false: a is in no
+ * entry. The walk over the entries in use is warp-uniform (ptx.h): it runs while any thread
+ * still looks, each thread reading one entry per turn. */
+GSHMEMI_DEV bool gshmemi_nic_find(const uint64_t *r, uint32_t cap, const uint32_t *keys, uint64_t a, uint32_t *key,
+                                  uint64_t *end) {
     const unsigned m = gshmemi_lanes();
-    const uint64_t *r = c.chunk_range;
-    const uint64_t n = gshmemi_ld_relaxed(r + 2 * GSHMEM_NIC_MAX_CHUNKS);
+    const uint64_t n = r ? gshmemi_ld_relaxed(r + 2 * (size_t)cap) : 0;
     uint32_t k = 0, i = 0;
     uint64_t e = 0;
     bool found = false;
-    GSHMEMI_WHILE_ANY(m, !found && i < n && i < c.n_chunks) {
-        if (!found && i < n && i < c.n_chunks) {
-            if (off >= r[2 * i] && off < r[2 * i + 1]) {
+    GSHMEMI_WHILE_ANY(m, !found && i < n && i < cap) {
+        if (!found && i < n && i < cap) {
+            if (a >= r[2 * i] && a < r[2 * i + 1]) {
                 k = keys[i];
                 e = r[2 * i + 1];
                 found = true;
@@ -237,6 +236,25 @@ GSHMEMI_DEV bool gshmemi_nic_key(const gshmem_nic_chan &c, const uint32_t *keys,
     *key = k;
     *end = e;
     return found;
+}
+
+/* The memory key of heap offset off: the key of its chunk at PE pe (keys = rkeys + pe *
+ * GSHMEM_NIC_MAX_CHUNKS) or here (keys = lkeys), and the chunk's end (a heap offset). false: off
+ * is not in a registered chunk. */
+GSHMEMI_DEV bool gshmemi_nic_key(const gshmem_nic_chan &c, const uint32_t *keys, uint64_t off, uint32_t *key,
+                                 uint64_t *end) {
+    return gshmemi_nic_find(c.chunk_range, c.n_chunks, keys, off, key, end);
+}
+
+/* The local key of heap offset off (address base + off): its heap chunk's, else that of the
+ * registered local region (nic_desc.h: a team's landing buffer) holding the address; the end as
+ * a heap offset. */
+GSHMEMI_DEV bool gshmemi_nic_lkey(const gshmem_nic_chan &c, uint64_t base, uint64_t off, uint32_t *key,
+                                  uint64_t *end) {
+    if (gshmemi_nic_key(c, c.lkeys, off, key, end)) return true;
+    if (!gshmemi_nic_find(c.local_range, c.n_local, c.local_keys, base + off, key, end)) return false;
+    *end -= base;   /* (end - off stays the bytes left: modulo 2^64 on both sides) */
+    return true;
 }
 
 /* The fetch slot of this thread (nic_desc.h): its SM, warp slot and lane. */

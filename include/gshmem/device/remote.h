@@ -131,14 +131,15 @@ GSHMEMI_DEV void gshmemi_nic_build_signal(const gshmem_nic_qp &q, uint64_t t, ui
 
 /* The part of a put or get at heap offsets ro (remote) and lo (local), left bytes, that one
  * request moves: within one registered chunk at both ends (each chunk has its own key), at
- * most GSHMEMI_NIC_MAX_BYTES; 0 if either offset is in no chunk. */
-GSHMEMI_DEV uint32_t gshmemi_nic_piece(const gshmem_nic_chan &c, const uint32_t *rkeys, uint64_t ro, uint64_t lo,
-                                       uint64_t left, uint32_t *rkey, uint32_t *lkey) {
+ * most GSHMEMI_NIC_MAX_BYTES; 0 if either offset is in no chunk (the local one: nor in a
+ * registered local region). */
+GSHMEMI_DEV uint32_t gshmemi_nic_piece(const gshmem_nic_chan &c, const uint32_t *rkeys, uint64_t base, uint64_t ro,
+                                       uint64_t lo, uint64_t left, uint32_t *rkey, uint32_t *lkey) {
     uint64_t end;
     uint32_t n = (uint32_t)(left < GSHMEMI_NIC_MAX_BYTES ? left : GSHMEMI_NIC_MAX_BYTES);
     if (!gshmemi_nic_key(c, rkeys, ro, rkey, &end)) return 0;
     if (end - ro < n) n = (uint32_t)(end - ro);
-    if (!gshmemi_nic_key(c, c.lkeys, lo, lkey, &end)) return 0;
+    if (!gshmemi_nic_lkey(c, base, lo, lkey, &end)) return 0;
     if (end - lo < n) n = (uint32_t)(end - lo);
     return n;
 }
@@ -165,7 +166,7 @@ template <int WAIT> GSHMEMI_DEV uint64_t gshmemi_nic_op(gshmem_proxy_desc d, con
     uint64_t ro = d.raddr - base, lo = d.laddr - base, left = rma ? d.size : 0;
     GSHMEMI_WHILE_ANY(m, left && !bad) {
         if (left && !bad) {
-            const uint32_t n = gshmemi_nic_piece(c, rkeys, ro, lo, left, &rkey, &lkey);
+            const uint32_t n = gshmemi_nic_piece(c, rkeys, base, ro, lo, left, &rkey, &lkey);
             bad = n == 0;
             ro += n;
             lo += n;
@@ -200,7 +201,7 @@ template <int WAIT> GSHMEMI_DEV uint64_t gshmemi_nic_op(gshmem_proxy_desc d, con
         uint64_t ro = d.raddr - base, lo = d.laddr - base, left = d.size, k = t;
         GSHMEMI_WHILE_ANY(m, left) {
             if (left) {
-                const uint32_t n = gshmemi_nic_piece(c, rkeys, ro, lo, left, &rkey, &lkey);
+                const uint32_t n = gshmemi_nic_piece(c, rkeys, base, ro, lo, left, &rkey, &lkey);
                 if (d.op == GSHMEM_PROXY_OP_GET)
                     gshmemi_wqe_get(gshmemi_nic_slot(q, k), (uint16_t)k, q.qpn, cq, base + ro, rkey, base + lo, lkey, n);
                 else

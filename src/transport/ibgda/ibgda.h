@@ -107,6 +107,13 @@ typedef struct ibgda_ctx {
     uint64_t h_range[2 * GSHMEM_NIC_MAX_CHUNKS + 1];
     uint32_t *d_rkeys, *d_lkeys;
     uint64_t *d_range;
+    /* registered local regions (nic_desc.h: memory of this PE outside the heap, such as a team's
+     * landing buffer): n_local entries, their keys, and the tables the GPU reads with their host
+     * copies (h_lrange by address, as h_range) */
+    uint32_t n_local;
+    ibgda_key *local_key;         /* [n_local]; an entry is used while its range's end is not 0 */
+    uint64_t *h_lrange, *d_lrange; /* [2 * n_local + 1] */
+    uint32_t *h_llkeys, *d_llkeys; /* [n_local] */
     /* the fetch slots (nic_desc.h) */
     uint8_t *fetch, *d_fetch;     /* host and GPU addresses (the same memory) */
     bool fetch_host;              /* pinned host memory (cudaFreeHost), else GPU memory (cudaFree) */

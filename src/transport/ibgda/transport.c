@@ -147,6 +147,16 @@ static gshmemi_status alloc_device(ibgda_ctx *c) {
     GSHMEMI_CUDA(cudaMalloc((void **)&c->d_range, sizeof c->h_range));
     GSHMEMI_CUDA(cudaMemset(c->d_range, 0, sizeof c->h_range));
     if (!(c->h_rkeys = calloc((size_t)n * MAXC, sizeof *c->h_rkeys))) return GSHMEM_ERR_NO_MEMORY;
+    /* local regions: a team's landing buffer each at most */
+    const uint32_t nl = (uint32_t)(gshmemi_cfg.TEAMS_MAX > 0 ? gshmemi_cfg.TEAMS_MAX : 1);
+    c->local_key = calloc(nl, sizeof *c->local_key);
+    c->h_lrange = calloc(2 * (size_t)nl + 1, sizeof *c->h_lrange);
+    c->h_llkeys = calloc(nl, sizeof *c->h_llkeys);
+    if (!c->local_key || !c->h_lrange || !c->h_llkeys) return GSHMEM_ERR_NO_MEMORY;
+    c->n_local = nl;
+    GSHMEMI_CUDA(cudaMalloc((void **)&c->d_lrange, (2 * (size_t)nl + 1) * sizeof *c->d_lrange));
+    GSHMEMI_CUDA(cudaMemset(c->d_lrange, 0, (2 * (size_t)nl + 1) * sizeof *c->d_lrange));
+    GSHMEMI_CUDA(cudaMalloc((void **)&c->d_llkeys, nl * sizeof *c->d_llkeys));
     return GSHMEM_SUCCESS;
 }
 
@@ -350,6 +360,64 @@ static gshmemi_status ibgda_chunk_removed(gshmemi_state *s, void *tctx, const gs
     return GSHMEM_SUCCESS;
 }
 
+/* ---- local regions (memory of this PE outside the heap) ---------------------------------- */
+/* The local-region tables the GPU reads, from their host copies: keys before ranges, as
+ * push_tables. */
+static gshmemi_status push_local(ibgda_ctx *c) {
+    cudaStream_t st = (cudaStream_t)c->s->nb_stream;
+    uint64_t used = 0;
+    for (uint32_t i = 0; i < c->n_local; i++)
+        if (c->h_lrange[2 * i + 1]) used = (uint64_t)i + 1;
+    c->h_lrange[2 * (size_t)c->n_local] = used;
+    GSHMEMI_CUDA(cudaMemcpyAsync(c->d_llkeys, c->h_llkeys, c->n_local * sizeof *c->h_llkeys,
+                                 cudaMemcpyHostToDevice, st));
+    GSHMEMI_CUDA(cudaMemcpyAsync(c->d_lrange, c->h_lrange, (2 * (size_t)c->n_local + 1) * sizeof *c->h_lrange,
+                                 cudaMemcpyHostToDevice, st));
+    GSHMEMI_CUDA(cudaStreamSynchronize(st));
+    return GSHMEM_SUCCESS;
+}
+
+static gshmemi_status ibgda_local_added(gshmemi_state *s, void *tctx, void *addr, size_t len, const char *call) {
+    ibgda_ctx *c = tctx;
+    if (!c || !c->n_reach) return GSHMEM_SUCCESS;
+    uint32_t e = 0;
+    while (e < c->n_local && c->h_lrange[2 * e + 1]) e++;
+    if (e == c->n_local) {
+        gshmemi_error("%s on PE %d: the NIC's table of local regions is full (%u: one per team that spans "
+                      "nodes, GSHMEM_TEAMS_MAX): destroy teams no longer used", call, s->mype, c->n_local);
+        return GSHMEM_ERR_NO_MEMORY;
+    }
+    ibgda_key k = {0};
+    const gshmemi_status st = c->be->reg(c, addr, len, true, &k);
+    if (st != GSHMEM_SUCCESS) {
+        gshmemi_error("%s on PE %d: could not register %zu bytes of GPU memory at %p with the NIC (the message "
+                      "above says why)", call, s->mype, len, addr);
+        return st;
+    }
+    c->local_key[e] = k;
+    c->h_llkeys[e] = k.lkey;
+    c->h_lrange[2 * e] = (uint64_t)(uintptr_t)addr;
+    c->h_lrange[2 * e + 1] = (uint64_t)(uintptr_t)addr + len;
+    return push_local(c);
+}
+
+static void ibgda_local_removed(gshmemi_state *s, void *tctx, void *addr) {
+    ibgda_ctx *c = tctx;
+    (void)s;
+    if (!c || !c->n_reach) return;
+    for (uint32_t e = 0; e < c->n_local; e++) {
+        if (!c->h_lrange[2 * e + 1] || c->h_lrange[2 * e] != (uint64_t)(uintptr_t)addr) continue;
+        /* the GPU stops finding it first, then the registration goes */
+        c->h_lrange[2 * e] = c->h_lrange[2 * e + 1] = 0;
+        ibgda_key k = c->local_key[e];
+        memset(&c->local_key[e], 0, sizeof c->local_key[e]);
+        if (push_local(c) != GSHMEM_SUCCESS)
+            gshmemi_warn("ibgda: could not update the GPU's table of local regions on PE %d", s->mype);
+        c->be->dereg(c, &k);
+        return;
+    }
+}
+
 /* ---- the device state ------------------------------------------------------------------- */
 static gshmemi_status ibgda_fill_device(gshmemi_state *s, void *tctx, gshmemi_device_state *d) {
     ibgda_ctx *c = tctx;
@@ -362,6 +430,9 @@ static gshmemi_status ibgda_fill_device(gshmemi_state *s, void *tctx, gshmemi_de
     d->nic.fetch = c->d_fetch;
     d->nic.fetch_lkey = c->fetch_key.lkey;
     d->nic.fetch_slots = c->fetch_slots;
+    d->nic.local_range = c->d_lrange;
+    d->nic.local_keys = c->d_llkeys;
+    d->nic.n_local = c->n_local;
     /* the PEs this transport serves are reached through their QPs */
     int16_t *route = malloc((size_t)s->npes * sizeof *route);
     if (!route) return GSHMEM_ERR_NO_MEMORY;
@@ -647,6 +718,8 @@ static void ibgda_finalize(gshmemi_state *s, void *tctx) {
         }
         for (int e = 0; e < MAXC; e++)
             if (c->chunk_used[e]) c->be->dereg(c, &c->chunk_key[e]);
+        for (uint32_t e = 0; c->local_key && e < c->n_local; e++)
+            if (c->h_lrange[2 * e + 1]) c->be->dereg(c, &c->local_key[e]);
         if (c->fetch) c->be->dereg(c, &c->fetch_key);
         if (c->bounce) c->be->dereg(c, &c->bounce_key);
         c->be->close(c);
@@ -660,6 +733,11 @@ static void ibgda_finalize(gshmemi_state *s, void *tctx) {
     cudaFree(c->d_rkeys);
     cudaFree(c->d_lkeys);
     cudaFree(c->d_range);
+    cudaFree(c->d_lrange);
+    cudaFree(c->d_llkeys);
+    free(c->local_key);
+    free(c->h_lrange);
+    free(c->h_llkeys);
     free(c->h_rkeys);
     free(c->gpu_qps);
     free(c->host_qps);
@@ -674,6 +752,8 @@ const struct gshmemi_transport_ops gshmemi_transport_ibgda = {
     .init = ibgda_init,
     .chunk_added = ibgda_chunk_added,
     .chunk_removed = ibgda_chunk_removed,
+    .local_added = ibgda_local_added,
+    .local_removed = ibgda_local_removed,
     .fill_device = ibgda_fill_device,
     .put = host_put,
     .get = host_get,
