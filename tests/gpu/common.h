@@ -137,6 +137,15 @@ static inline void test_local_free(void *p) {
     else cudaFree(p);
 }
 
+/* GSHMEM_TEST_LIGHT=1: the tests that issue tens of thousands of remote requests (test_amo's
+ * contended counters, test_strided's element-wise transfers) run every operation and check with
+ * fewer threads, repetitions and elements. The suite sets it where every request to another node
+ * is a round trip through a test device (the software NIC: docs/testing.md). */
+static inline bool test_light(void) {
+    const char *v = getenv("GSHMEM_TEST_LIGHT");
+    return v && *v && strcmp(v, "0");
+}
+
 static inline uint64_t agree_seed(void) {
     static uint64_t *sym;
     if (!sym) sym = (uint64_t *)gshmem_malloc(sizeof *sym);

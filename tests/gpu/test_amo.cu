@@ -169,7 +169,7 @@ static void script(void *sym_v, bool host, int target, uint64_t *rng) {
     typedef typename Tag::type T;
     int me = gshmem_my_pe();
     T *sym = (T *)sym_v, *words = sym + GUARD_W;
-    const int nw = host ? 2 : SCRIPT_W, k = host ? 16 : 64, n = nw * k;
+    const int nw = host ? 2 : SCRIPT_W, k = host || test_light() ? 16 : 64, n = nw * k;
     const unsigned long long mask = sizeof(T) == 8 ? ~0ull : 0xffffffffull;
     std::vector<int> ops(n);
     std::vector<T> vals(n), conds(n), want(n), got(n);
@@ -296,8 +296,9 @@ static void counter(void *ctr_v, void *gather_v, int target, int mode, cudaStrea
     typedef typename Tag::type T;
     int me = gshmem_my_pe(), np = gshmem_n_pes();
     T *ctr = (T *)ctr_v, *gather = (T *)gather_v;
-    const int blocks = mode == CNT_CAS ? 4 : 16, threads = mode == CNT_CAS ? 64 : 256;
-    const int reps = mode == CNT_CAS ? 2 : 4, hops = mode == CNT_CAS ? 4 : 32;
+    const bool light = test_light();   /* (common.h: the same checks, fewer requests) */
+    const int blocks = light ? 1 : mode == CNT_CAS ? 4 : 16, threads = light ? 32 : mode == CNT_CAS ? 64 : 256;
+    const int reps = light ? 2 : mode == CNT_CAS ? 2 : 4, hops = light ? 4 : mode == CNT_CAS ? 4 : 32;
     const size_t dev = (size_t)blocks * threads * reps, per_pe = dev + hops, total = per_pe * np;
     T *out;
     CK(cudaMalloc(&out, dev * sizeof(T)));
@@ -371,11 +372,11 @@ static void spread(void *words_v, cudaStream_t s) {
     typedef typename Tag::type T;
     int me = gshmem_my_pe(), np = gshmem_n_pes();
     T *words = (T *)words_v;
-    const unsigned nthreads = SPREAD_BLOCKS * SPREAD_THREADS;
+    const unsigned blocks = test_light() ? 1 : SPREAD_BLOCKS, nthreads = blocks * SPREAD_THREADS;
     CK(cudaMemset(words, 0, SPREAD_W * sizeof(T)));
     CK(cudaDeviceSynchronize());
     gshmem_barrier_all();
-    spread_kernel<Tag><<<SPREAD_BLOCKS, SPREAD_THREADS, 0, s>>>(words);
+    spread_kernel<Tag><<<blocks, SPREAD_THREADS, 0, s>>>(words);
     CK(cudaGetLastError());
     /* host agents are numbered after every device thread of every PE */
     unsigned hg = np * nthreads + me;
@@ -437,7 +438,7 @@ static void bits(void *words_v, int target, uint64_t seed, cudaStream_t s) {
     typedef typename Tag::type T;
     int me = gshmem_my_pe(), np = gshmem_n_pes();
     T *words = (T *)words_v;
-    const unsigned nb = 8 * sizeof(T), nthreads = BITS_BLOCKS * BITS_THREADS;
+    const unsigned nblocks = test_light() ? 1 : BITS_BLOCKS, nb = 8 * sizeof(T), nthreads = nblocks * BITS_THREADS;
     const unsigned nwords = (np * nthreads + nb - 1) / nb;
     T *olds;
     CK(cudaMalloc(&olds, nthreads * BITS_OLDS * sizeof(T)));
@@ -445,7 +446,7 @@ static void bits(void *words_v, int target, uint64_t seed, cudaStream_t s) {
     CK(cudaMemset(words, 0, nwords * sizeof(T)));
     CK(cudaDeviceSynchronize());
     gshmem_barrier_all();
-    bits_kernel<Tag><<<BITS_BLOCKS, BITS_THREADS, 0, s>>>(words, target, seed, olds);
+    bits_kernel<Tag><<<nblocks, BITS_THREADS, 0, s>>>(words, target, seed, olds);
     CK(cudaGetLastError());
     CK(cudaStreamSynchronize(s));
     gshmem_barrier_all();
@@ -506,7 +507,8 @@ static void swap_chain(void *word_v, void *gather_v, int target, cudaStream_t s)
     typedef typename Tag::type T;
     int me = gshmem_my_pe(), np = gshmem_n_pes();
     T *word = (T *)word_v, *gather = (T *)gather_v;
-    const size_t dev = SWAP_BLOCKS * SWAP_THREADS * SWAP_REPS, per_pe = dev + SWAP_HOST_OPS, total = per_pe * np;
+    const int blocks = test_light() ? 1 : SWAP_BLOCKS;
+    const size_t dev = (size_t)blocks * SWAP_THREADS * SWAP_REPS, per_pe = dev + SWAP_HOST_OPS, total = per_pe * np;
     T *out;
     CK(cudaMalloc(&out, dev * sizeof(T)));
     CK(cudaMemset(out, POISON, dev * sizeof(T)));
@@ -515,7 +517,7 @@ static void swap_chain(void *word_v, void *gather_v, int target, cudaStream_t s)
     CK(cudaDeviceSynchronize());
     gshmem_barrier_all();
     size_t first = 1 + me * per_pe;
-    swap_kernel<Tag><<<SWAP_BLOCKS, SWAP_THREADS, 0, s>>>(word, target, first, out);
+    swap_kernel<Tag><<<blocks, SWAP_THREADS, 0, s>>>(word, target, first, out);
     CK(cudaGetLastError());
     std::vector<T> hout(SWAP_HOST_OPS);
     for (int h = 0; h < SWAP_HOST_OPS; h++)

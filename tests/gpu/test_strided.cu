@@ -140,7 +140,7 @@ static void round_trip(const api_entry &api, int f, int s, bool nbi, bool host, 
     xfer x;
     x.dst = contig ? 1 : 1 + (ptrdiff_t)(rng_next(rng) % 7);
     x.sst = contig ? 1 : 1 + (ptrdiff_t)(rng_next(rng) % 7);
-    unsigned lg = rng_next(rng) % 12;
+    unsigned lg = rng_next(rng) % (test_light() ? 8 : 12);   /* light: up to 128 elements */
     x.n = rng_next(rng) % 16 == 0 ? 0 : 1 + rng_next(rng) % ((size_t)1 << lg);   /* 0 .. 2048 */
     size_t soff = E * (rng_next(rng) % 8), doff = GUARD + E * (rng_next(rng) % 8);
     x.groups = s == BLOCK ? 1 + (int)(rng_next(rng) % 3) : 1;
