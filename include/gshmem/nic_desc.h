@@ -73,7 +73,7 @@ typedef struct gshmem_nic_qp {
     uint8_t *cq;                 /* ring CQ: cq_cnt entries of 64 bytes; NULL: collapsed */
     uint32_t *cq_dbrec;          /* ring CQ: [0] entries read (be32, 24 bits) */
     uint32_t cq_cnt;             /* ring CQ: entries, a power of two >= 2 * wqe_cnt */
-    uint32_t pad_;
+    int32_t pe;                  /* the PE at the other end (for messages) */
 } gshmem_nic_qp;
 
 /* Registered heap chunks at most (the heap grows geometrically: far fewer in practice). */

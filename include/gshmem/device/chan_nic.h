@@ -10,6 +10,7 @@
 #include "gshmem/nic_desc.h"
 #include "gshmem/nic_wqe.h"
 #include "gshmem/device/ptx.h"
+#include "gshmem/device/state.h"
 
 static __device__ __forceinline__ uint16_t gshmemi_be16(uint16_t v) { return (uint16_t)__byte_perm(v, 0, 0x3201) & 0xffff; }
 static __device__ __forceinline__ uint32_t gshmemi_be32(uint32_t v) { return __byte_perm(v, 0, 0x0123); }
@@ -116,6 +117,34 @@ GSHMEMI_DEV gshmemi_nic_look gshmemi_nic_poll(const gshmem_nic_qp &q) {
 #define GSHMEMI_NIC_RESERVE_FAILED UINT64_MAX             /* the QP is in error */
 #define GSHMEMI_NIC_RESERVE_TOO_MANY (UINT64_MAX - 1)      /* a warp's blocks exceed the queue */
 
+/* A wait on q that lasted past GSHMEM_WAIT_TIMEOUT: says where q stands and ends the kernel (a
+ * NIC that stopped completing requests, or a software NIC whose thread or link did). */
+static __device__ __noinline__ void gshmemi_nic_stuck_msg(const gshmem_nic_qp &q) {
+    const volatile uint64_t *c = q.ctr;
+    GSHMEMI_DEVICE_MSG("a put, get, atomic, signal or quiet to PE %d waited %.0f s for the NIC to complete work "
+                       "requests of its queue pair 0x%x (%llu blocks reserved, %llu posted, %llu known complete): "
+                       "the NIC (the software NIC: its thread or the link it performs over) stopped completing "
+                       "them; GSHMEM_WAIT_TIMEOUT sets the limit (0 = none)", q.pe, gshmemi_dstate.wait_timeout_ns * 1e-9,
+                       q.qpn, (unsigned long long)c[GSHMEM_NIC_CTR_RESERVED],
+                       (unsigned long long)c[GSHMEM_NIC_CTR_POSTED], (unsigned long long)c[GSHMEM_NIC_CTR_DONE]);
+}
+/* Every 256 polls of a wait for completions of q that began at *start (the global timer in units
+ * of 2^20 ns; 0: not read yet): past GSHMEM_WAIT_TIMEOUT (never when that is 0), the message above
+ * and a trap. The poll count is the wait's sleep length past its longest (one register more).
+ * (A wait for send-queue room has none: one more register there passes the limit
+ * tests/unit/test_registers.sh keeps for 1024-thread blocks. A kernel whose threads only post,
+ * to a NIC that stopped, waits there without a message.) */
+GSHMEMI_DEV void gshmemi_nic_deadline(const gshmem_nic_qp &q, unsigned ns, unsigned *start) {
+    if ((ns & 255) != 255) return;
+    const uint64_t lim = gshmemi_dstate.wait_timeout_ns;
+    const unsigned now = (unsigned)(gshmemi_globaltimer() >> 20) | 1u;
+    if (!*start) *start = now;
+    else if (lim && ((uint64_t)(now - *start) << 20) > lim) {
+        gshmemi_nic_stuck_msg(q);
+        __trap();
+    }
+}
+
 /* Step 1-2: t, the first of nbb basic blocks of q's send queue whose slots are free (the
  * requests of the previous lap there completed). The threads of the warp that post to the same
  * QP reserve together: one add for all, each thread's blocks after those of the lanes below it.
@@ -196,16 +225,17 @@ GSHMEMI_DEV bool gshmemi_nic_wait_if(bool need, const gshmem_nic_qp &q, uint64_t
     const unsigned m = gshmemi_lanes();
     uint64_t done = need ? gshmemi_ld_acquire(q.ctr + GSHMEM_NIC_CTR_DONE) : 0;
     bool ok = !need || done > t, failed = false;
-    unsigned ns = 0;
+    unsigned ns = 0, start = 0;
     GSHMEMI_WHILE_ANY(m, !ok && !failed) {
         if (!ok && !failed) {
             const gshmemi_nic_look l = gshmemi_nic_poll(q);
             done = l.done > done ? l.done : done;
             ok = done > t;
             failed = l.failed && !ok;
+            if (!ok && !failed) gshmemi_nic_deadline(q, ns, &start);
         }
-        gshmemi_nanosleep_if(gshmemi_uniform(m, !ok && !failed) && ns, ns);
-        ns = ns ? (ns < 1024 ? 2 * ns : 1024) : 32;
+        gshmemi_nanosleep_if(gshmemi_uniform(m, !ok && !failed) && ns, ns < 1024 ? ns : 1024);
+        ns = ns ? (ns < 1024 ? 2 * ns : ns + 1) : 32;   /* (past 1024: the polls at the longest sleep) */
     }
     return !failed;
 }

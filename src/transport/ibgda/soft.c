@@ -56,6 +56,7 @@ static gshmemi_status soft_open(ibgda_ctx *c) {
         .chaos = {.on = g->IBGDA_SOFT_ADVERSARIAL, .seed = (uint64_t)(int64_t)g->IBGDA_SOFT_SEED,
                   .max_delay_us = 50, .late_us = 200, .cqe_batch = 8, .cqe_delay_us = 100},
         .idle_us = 20,
+        .report_s = g->DEBUG ? 2.0 : 0,
     };
     if (p.chaos.seed) p.chaos.seed += (uint64_t)c->s->mype;   /* one stream per PE */
     x->chaos = p.chaos.on;

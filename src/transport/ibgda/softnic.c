@@ -878,15 +878,44 @@ static bool in_flight(const gshmemi_softnic *n) {
     return false;
 }
 
+static const char *state_name(int st) {
+    static const char *names[] = {"free", "read", "running", "performed", "complete", "failed"};
+    return st >= 0 && st <= OS_ERROR ? names[st] : "?";
+}
+
+/* Where each QP with work in flight stands (report_s): what a slow or stuck job waits for. */
+static void report(const gshmemi_softnic *n) {
+    for (int i = 0; i < n->n_qs; i++) {
+        const sn_q *q = &n->qs[i];
+        if (q->error || (q->head == q->parsed && q->parsed == q->pi && !q->pend)) continue;
+        const sn_op *h = q->head < q->parsed ? &q->ops[q->head & q->mask] : NULL;
+        fprintf(stderr, "gshmem PE %d: software NIC: %s 0x%06x to PE %d: blocks published %llu, rung below %llu, "
+                "read %llu, retired %llu, completions %llu; oldest: %s%s%s (%llu performed in all)\n", n->p.mype,
+                q->q.what, q->q.qpn, q->q.pe, (unsigned long long)q->pi, (unsigned long long)q->rung,
+                (unsigned long long)q->parsed, (unsigned long long)q->head, (unsigned long long)q->cqes,
+                h ? opcode_name(h->opcode) : "none", h ? " " : "", h ? state_name(h->state) : "",
+                (unsigned long long)__atomic_load_n(&n->performed, __ATOMIC_RELAXED));
+    }
+}
+
 static void *sn_main(void *arg) {
     gshmemi_softnic *n = arg;
-    double idle_since = 0;
+    double idle_since = 0, next_report = 0;
     while (!__atomic_load_n(&n->stop, __ATOMIC_ACQUIRE)) {
         if (gshmemi_sn_progress(n) || in_flight(n)) {
             idle_since = 0;
+            if (n->p.report_s > 0) {
+                const double t = now_s();
+                if (next_report == 0) next_report = t + n->p.report_s;
+                else if (t > next_report) {
+                    report(n);
+                    next_report = t + n->p.report_s;
+                }
+            }
             if (in_flight(n)) sched_yield();   /* (a core shared with the proxy thread) */
             continue;
         }
+        next_report = 0;
         sched_yield();
         const double t = now_s();
         if (idle_since == 0) idle_since = t;

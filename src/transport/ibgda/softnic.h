@@ -80,6 +80,8 @@ typedef struct gshmemi_sn_params {
     gshmemi_sn_exec exec;
     gshmemi_sn_chaos chaos;
     unsigned idle_us;               /* the thread sleeps this long per idle turn once idle a while */
+    double report_s;                /* > 0: while work requests are in flight, a line per QP that
+                                       has any on stderr every report_s seconds (GSHMEM_DEBUG) */
 } gshmemi_sn_params;
 
 /* A queue pair as the device sees it: host addresses of the memory the poster writes (send

@@ -177,6 +177,7 @@ static gshmemi_status make_qps(ibgda_ctx *c) {
         if (st == GSHMEM_SUCCESS) st = c->be->qp_create(c, h, &mine[pe].host);
         if (st != GSHMEM_SUCCESS) break;
         g->dev.ctr = c->d_ctr + (size_t)pe * GSHMEM_NIC_CTR_WORDS;
+        g->dev.pe = pe;
         if (g->dev.cq) g->dev.cqe = c->d_err + (size_t)pe * 64;
     }
     /* every PE takes part in the exchange, failed or not, so none waits for another in vain */
