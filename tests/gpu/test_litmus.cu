@@ -734,11 +734,11 @@ static int run_negative(void) {
 }
 
 int main(int argc, char **argv) {
-    bool negative = false;
+    bool negative = false, iters_given = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--negative")) negative = true;
-        else if (!strcmp(argv[i], "--iters") && i + 1 < argc) g_iters = atol(argv[++i]);
-        else if (!strncmp(argv[i], "--iters=", 8)) g_iters = atol(argv[i] + 8);
+        else if (!strcmp(argv[i], "--iters") && i + 1 < argc) g_iters = atol(argv[++i]), iters_given = true;
+        else if (!strncmp(argv[i], "--iters=", 8)) g_iters = atol(argv[i] + 8), iters_given = true;
         else {
             fprintf(stderr, "usage: %s [--iters N] [--negative]\n", argv[0]);
             return 2;
@@ -748,6 +748,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "--iters must be at least 1\n");
         return 2;
     }
+    if (test_light() && !iters_given) g_iters = 1000;   /* (common.h: fewer requests, the same checks) */
     gshmem_init();
     if (gshmem_n_pes() < 2) {
         printf("test_litmus needs at least 2 PEs; skipped\n");
