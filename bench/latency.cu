@@ -247,9 +247,9 @@ int main(int argc, char **argv) {
     /* put ping-pongs: put + quiet + flag, then putmem_signal; `buf` is cleared before each
      * run and must hold the peer's data after it, the signal the last iteration number */
     const size_t maxsz = 1 << 20;
-    char *buf = (char *)bench_malloc(maxsz), *src;
+    /* (the source is symmetric too: a NIC reaches registered memory only, docs/ibgda.md) */
+    char *buf = (char *)bench_malloc(maxsz), *src = (char *)bench_malloc(maxsz);
     uint64_t *sig = (uint64_t *)bench_calloc(1, sizeof(uint64_t));
-    CK(cudaMalloc(&src, maxsz));
     bench_fill<<<64, 256>>>((unsigned char *)src, maxsz, 11 + me);
     CK(cudaDeviceSynchronize());
     auto put_run = [&](int kind, size_t sz, int it, int threads) -> float {

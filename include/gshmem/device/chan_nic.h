@@ -119,12 +119,14 @@ GSHMEMI_DEV gshmemi_nic_look gshmemi_nic_poll(const gshmem_nic_qp &q) {
 
 /* A wait on q that lasted past GSHMEM_WAIT_TIMEOUT: says where q stands and ends the kernel (a
  * NIC that stopped completing requests, or a software NIC whose thread or link did). */
-static __device__ __noinline__ void gshmemi_nic_stuck_msg(const gshmem_nic_qp &q) {
+static __device__ __noinline__ void gshmemi_nic_stuck_msg(const gshmem_nic_qp &q, int where) {
     const volatile uint64_t *c = q.ctr;
-    GSHMEMI_DEVICE_MSG("a put, get, atomic, signal or quiet to PE %d waited %.0f s for the NIC to complete work "
-                       "requests of its queue pair 0x%x (%llu blocks reserved, %llu posted, %llu known complete): "
+    GSHMEMI_DEVICE_MSG("a put, get, atomic, signal or quiet to PE %d waited %.0f s for %s of its queue pair 0x%x "
+                       "(%llu blocks reserved, %llu posted, %llu known complete): "
                        "the NIC (the software NIC: its thread or the link it performs over) stopped completing "
                        "them; GSHMEM_WAIT_TIMEOUT sets the limit (0 = none)", q.pe, gshmemi_dstate.wait_timeout_ns * 1e-9,
+                       where == 0 ? "the NIC to complete work requests" : where == 1 ? "room in the send queue"
+                                                                        : "the earlier posters to ring",
                        q.qpn, (unsigned long long)c[GSHMEM_NIC_CTR_RESERVED],
                        (unsigned long long)c[GSHMEM_NIC_CTR_POSTED], (unsigned long long)c[GSHMEM_NIC_CTR_DONE]);
 }
@@ -134,13 +136,13 @@ static __device__ __noinline__ void gshmemi_nic_stuck_msg(const gshmem_nic_qp &q
  * (A wait for send-queue room has none: one more register there passes the limit
  * tests/unit/test_registers.sh keeps for 1024-thread blocks. A kernel whose threads only post,
  * to a NIC that stopped, waits there without a message.) */
-GSHMEMI_DEV void gshmemi_nic_deadline(const gshmem_nic_qp &q, unsigned ns, unsigned *start) {
+GSHMEMI_DEV void gshmemi_nic_deadline(const gshmem_nic_qp &q, unsigned ns, unsigned *start, int where = 0) {
     if ((ns & 255) != 255) return;
     const uint64_t lim = gshmemi_dstate.wait_timeout_ns;
     const unsigned now = (unsigned)(gshmemi_globaltimer() >> 20) | 1u;
     if (!*start) *start = now;
     else if (lim && ((uint64_t)(now - *start) << 20) > lim) {
-        gshmemi_nic_stuck_msg(q);
+        gshmemi_nic_stuck_msg(q, where);
         __trap();
     }
 }
@@ -174,12 +176,18 @@ GSHMEMI_DEV uint64_t gshmemi_nic_reserve(const gshmem_nic_qp &q, unsigned nbb) {
     uint64_t done = gshmemi_ld_acquire(q.ctr + GSHMEM_NIC_CTR_DONE);
     bool room = t + nbb - done <= q.wqe_cnt, failed = false;
     unsigned ns = 0;
+#ifdef GSHMEMI_NIC_DEBUG_DEADLINES
+    unsigned dbg_n = 0, dbg_start = 0;
+#endif
     GSHMEMI_WHILE_ANY(m, !room && !failed) {
         if (!room && !failed) {
             const gshmemi_nic_look l = gshmemi_nic_poll(q);
             done = l.done > done ? l.done : done;
             room = t + nbb - done <= q.wqe_cnt;
             failed = l.failed;
+#ifdef GSHMEMI_NIC_DEBUG_DEADLINES   /* (a diagnostic build: the posting waits get deadlines too) */
+            if (!room && !failed) gshmemi_nic_deadline(q, dbg_n++, &dbg_start, 1);
+#endif
         }
         gshmemi_nanosleep_if(gshmemi_uniform(m, !room && !failed) && ns, ns);
         ns = ns ? (ns < 1024 ? 2 * ns : 1024) : 32;
@@ -201,8 +209,14 @@ GSHMEMI_DEV void gshmemi_nic_ring(const gshmem_nic_qp &q, uint64_t t, unsigned n
     const unsigned m = gshmemi_lanes();
     uint64_t *posted = q.ctr + GSHMEM_NIC_CTR_POSTED;
     bool rung = false;
+#ifdef GSHMEMI_NIC_DEBUG_DEADLINES
+    unsigned dbg_n = 0, dbg_start = 0;
+#endif
     GSHMEMI_WHILE_ANY(m, !rung) {
         const bool mine = !rung && gshmemi_ld_acquire(posted) == t;
+#ifdef GSHMEMI_NIC_DEBUG_DEADLINES
+        if (!rung && !mine) gshmemi_nic_deadline(q, dbg_n++, &dbg_start, 2);
+#endif
         if (mine) {
             const uint64_t first8 = *(const volatile uint64_t *)gshmemi_nic_slot(q, last);
             /* the WQE's stores, then the record: the NIC may read the WQE once it sees it */
