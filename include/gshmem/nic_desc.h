@@ -19,7 +19,8 @@
  *   a completion entry's wqe_counter (the first basic block of the last WQE completed, 16 bits)
  *   says every WQE up to it is done. A thread that needs its WQE t done (get, g, fetching
  *   atomics, blocking puts, quiet) reads completions, extends the 16-bit counter against
- *   ctr[POSTED] and raises ctr[DONE] to that WQE's first block plus its block count (2 for the
+ *   ctr[POSTED] + wqe_cnt (POSTED read after the entry: the NIC may complete WQEs of the poster
+ *   that holds POSTED before POSTED moves past them) and raises ctr[DONE] to that WQE's first block plus its block count (2 for the
  *   8-byte masked compare-swap, read from the control segment still in its slot: the slot is
  *   reused only once DONE passed it), so DONE == POSTED once everything completed. The
  *   completion queue comes in two shapes:
@@ -69,7 +70,7 @@ typedef struct gshmem_nic_qp {
                                     the copy of its first error entry */
     uint64_t *ctr;               /* GPU memory: GSHMEM_NIC_CTR_WORDS words */
     uint32_t qpn;                /* QP number (24 bits) */
-    uint32_t wqe_cnt;            /* send queue size in basic blocks, a power of two <= 32768 */
+    uint32_t wqe_cnt;            /* send queue size in basic blocks, a power of two <= 16384 */
     uint8_t *cq;                 /* ring CQ: cq_cnt entries of 64 bytes; NULL: collapsed */
     uint32_t *cq_dbrec;          /* ring CQ: [0] entries read (be32, 24 bits) */
     uint32_t cq_cnt;             /* ring CQ: entries, a power of two >= 2 * wqe_cnt */

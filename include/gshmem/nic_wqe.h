@@ -385,10 +385,10 @@ GSHMEMI_WQE_FN int gshmemi_wqe_amo_bbs(int op, uint32_t size) {
 }
 
 /* The full block index of the WQE a completion names by its 16-bit `counter`: the latest index
- * below `posted` (the poster's count of blocks rung) with those 16 bits. Every WQE not yet seen
- * complete is within 65536 blocks of `posted` (wqe_cnt <= 32768). */
-GSHMEMI_WQE_FN uint64_t gshmemi_wqe_first_of(uint16_t counter, uint64_t posted) {
-    return posted - 1 - (uint16_t)((uint16_t)(posted - 1) - counter);
+ * below `bound` with those 16 bits, for a WQE known to lie in [bound - 65536, bound) (the host
+ * passes its count of blocks rung, the device that plus the queue's size: chan_nic.h). */
+GSHMEMI_WQE_FN uint64_t gshmemi_wqe_first_of(uint16_t counter, uint64_t bound) {
+    return bound - 1 - (uint16_t)((uint16_t)(bound - 1) - counter);
 }
 
 /* The BBs of the WQE a completion names at block `first`, from the first word of the control

@@ -79,7 +79,7 @@ GSHMEMI_ENV_FIELD(IBGDA_DEVICE, STR, const char *, "",
 GSHMEMI_ENV_FIELD(IBGDA_GID_INDEX, INT, int, -1,
                   "ibgda on RoCE: the GID index to use (-1 = the port's first RoCE v2 GID of an IPv4 address, else its first valid one)")
 GSHMEMI_ENV_FIELD(IBGDA_SQ_SLOTS, INT, int, 1024,
-                  "ibgda: 64-byte slots of each send queue, a power of two from 64 to 32768 (a work request takes 1 or 2)")
+                  "ibgda: 64-byte slots of each send queue, a power of two from 64 to 16384 (a work request takes 1 or 2)")
 GSHMEMI_ENV_FIELD(IBGDA_CPU_DOORBELL, INT, int, -1,
                   "ibgda on a NIC: 1 = a CPU thread rings the doorbell for the GPU (which writes the work requests), 0 = the GPU rings it through the NIC's doorbell page mapped for it (-1 = the GPU where the page maps, else the CPU)")
 GSHMEMI_ENV_FIELD(IBGDA_SOFT_ADVERSARIAL, BOOL, bool, false,

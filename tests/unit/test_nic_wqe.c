@@ -494,10 +494,33 @@ static void check_semantics(void) {
            "cswap, add, and, or, xor; 4 and 8 bytes)\n", bad ? "FAIL" : "ok  ", ops);
 }
 
+/* The completion index extension (gshmemi_wqe_first_of, as chan_nic.h calls it): a WQE w that
+ * completed while POSTED read `posted` lies in [posted - wqe_cnt - 2, posted + wqe_cnt) (room
+ * below; the WQEs of the poster that holds POSTED above, which the NIC may complete before
+ * POSTED moves past them); its 16-bit counter extended against posted + wqe_cnt gives w back,
+ * for every queue size allowed and around 16-bit and 32-bit wraps. Against posted alone, the
+ * WQE at posted comes back 65536 blocks early (the completion the ring CQ then lost). */
+static void check_first_of(void) {
+    static const uint64_t bases[] = {70000, 65536, 65535, 131071, 0xffffffffull + 3, 0x123456789abcull};
+    for (uint32_t cnt = 64; cnt <= 16384; cnt *= 4)
+        for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++) {
+            const uint64_t posted = bases[b];
+            int bad = 0;
+            uint64_t first_bad = 0;
+            for (uint64_t w = posted - cnt - 2; w < posted + cnt; w++)
+                if (gshmemi_wqe_first_of((uint16_t)w, posted + cnt) != w && !bad++) first_bad = w;
+            EXPECT(!bad, "first_of: queue %u, POSTED %llu: %d WQEs extended wrong, first %llu", cnt,
+                   (unsigned long long)posted, bad, (unsigned long long)first_bad);
+        }
+    EXPECT(gshmemi_wqe_first_of((uint16_t)70000, 70000) == 70000 - 65536,
+           "first_of: against POSTED alone the WQE at POSTED is not 65536 early (the check above proves nothing)");
+}
+
 int main(void) {
     check_definitions();
     check_bytes();
     check_semantics();
+    check_first_of();
     printf("nic_wqe: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -36,11 +36,15 @@ GSHMEMI_DEV gshmemi_nic_cqe gshmemi_nic_entry(const uint8_t *e) {
 GSHMEMI_DEV gshmemi_nic_cqe gshmemi_nic_read_cqe(const gshmem_nic_qp &q) { return gshmemi_nic_entry(q.cqe); }
 
 /* What a completion entry says is done, as a 64-bit basic-block count: the entry names the
- * first basic block of the last WQE completed, 16 bits of it; every WQE posted before the
- * thread's snapshot `posted` is within 65536 blocks of it (wqe_cnt <= 32768), so the full
- * index is the latest value below `posted` with those 16 bits. Done then covers that WQE's
- * blocks (and, since a QP completes in order, everything before it): `first` + its block
- * count. An error entry names the WQE that failed: everything before it is done, it is not. */
+ * first basic block of the last WQE completed, 16 bits of it. With `posted` a value of
+ * ctr[POSTED] read after the entry was seen, that WQE lies within wqe_cnt blocks of it on
+ * either side: below it by at most wqe_cnt (a poster had room: POSTED <= DONE + wqe_cnt), above
+ * it by less than wqe_cnt (the WQEs the poster that holds POSTED is ringing: the NIC may
+ * complete them before POSTED moves past them). So the full index is the latest value below
+ * posted + wqe_cnt with those 16 bits (exact for wqe_cnt <= 16384; a snapshot read before the
+ * entry can only make it lower, never higher). Done then covers that WQE's blocks (and, since a
+ * QP completes in order, everything before it): `first` + its block count. An error entry names
+ * the WQE that failed: everything before it is done, it is not. */
 GSHMEMI_DEV uint64_t gshmemi_nic_done_of(const gshmem_nic_qp &q, const gshmemi_nic_cqe &e, uint64_t posted) {
     const uint64_t first = gshmemi_wqe_first_of(e.counter, posted);
     if (e.opcode == GSHMEM_NIC_CQE_REQ_ERR) return first;
@@ -66,8 +70,11 @@ GSHMEMI_DEV void gshmemi_nic_keep_error(const gshmem_nic_qp &q, const uint8_t *e
  * compare-and-swap on ctr[CQ_CI], at most 32 per call (a bounded loop of one thread, not a
  * wait), and tells the NIC how far the ring was read. Returns what the claimed entries say is
  * done (0: none claimed). Readers that claim out of order may write cq_dbrec out of order: the
- * value lags by a few entries at most, which the ring's size (>= 2 * wqe_cnt) absorbs. */
-GSHMEMI_DEV uint64_t gshmemi_nic_consume(const gshmem_nic_qp &q, uint64_t posted) {
+ * value lags by a few entries at most, which the ring's size (>= 2 * wqe_cnt) absorbs. A
+ * claimed entry is gone for every other reader, so its index is extended against ctr[POSTED]
+ * read after the entry was seen and before it is claimed (gshmemi_nic_done_of: while it is
+ * unclaimed, DONE cannot pass its WQE). */
+GSHMEMI_DEV uint64_t gshmemi_nic_consume(const gshmem_nic_qp &q) {
     uint64_t *cip = q.ctr + GSHMEM_NIC_CTR_CQ_CI;
     uint64_t ci = gshmemi_ld_acquire(cip), seen = 0;
     bool took = false;
@@ -76,13 +83,14 @@ GSHMEMI_DEV uint64_t gshmemi_nic_consume(const gshmem_nic_qp &q, uint64_t posted
         const uint8_t *e = q.cq + (size_t)(ci & (q.cq_cnt - 1)) * 64;
         const gshmemi_nic_cqe c = gshmemi_nic_entry(e);
         if (c.opcode == GSHMEM_NIC_CQE_INVALID || c.owner != ((ci & q.cq_cnt) ? 1 : 0)) break;
+        const uint64_t bound = gshmemi_ld_acquire(q.ctr + GSHMEM_NIC_CTR_POSTED) + q.wqe_cnt;
         const uint64_t was = atomicCAS((unsigned long long *)cip, (unsigned long long)ci, (unsigned long long)(ci + 1));
         if (was != ci) {   /* another reader claimed it: look at the next unclaimed one */
             ci = was;
             continue;
         }
         if (c.opcode == GSHMEM_NIC_CQE_REQ_ERR) gshmemi_nic_keep_error(q, e);
-        const uint64_t d = gshmemi_nic_done_of(q, c, posted);
+        const uint64_t d = gshmemi_nic_done_of(q, c, bound);
         seen = d > seen ? d : seen;
         ci++;
         took = true;
@@ -101,11 +109,19 @@ struct gshmemi_nic_look {
 };
 GSHMEMI_DEV gshmemi_nic_look gshmemi_nic_poll(const gshmem_nic_qp &q) {
     uint64_t *ctr = q.ctr;
-    const uint64_t posted = gshmemi_ld_acquire(ctr + GSHMEM_NIC_CTR_POSTED);
     uint64_t seen = 0;
-    if (q.cq && posted > 0) seen = gshmemi_nic_consume(q, posted);
-    const gshmemi_nic_cqe e = gshmemi_nic_read_cqe(q);
-    if (!q.cq && e.opcode != GSHMEM_NIC_CQE_INVALID && posted > 0) seen = gshmemi_nic_done_of(q, e, posted);
+    gshmemi_nic_cqe e;
+    if (q.cq) {
+        seen = gshmemi_nic_consume(q);
+        e = gshmemi_nic_read_cqe(q);
+    } else {
+        /* POSTED before the entry: the entry's WQE is then at most wqe_cnt + 2 below it; one
+         * above posted + wqe_cnt (a stale POSTED) comes out 65536 early, which only holds DONE
+         * back until the next look, the entry staying where it is */
+        const uint64_t posted = gshmemi_ld_acquire(ctr + GSHMEM_NIC_CTR_POSTED);
+        e = gshmemi_nic_read_cqe(q);
+        if (e.opcode != GSHMEM_NIC_CQE_INVALID) seen = gshmemi_nic_done_of(q, e, posted + q.wqe_cnt);
+    }
     if (seen) asm volatile("red.release.gpu.global.max.u64 [%0], %1;" ::"l"(ctr + GSHMEM_NIC_CTR_DONE), "l"(seen) : "memory");
     const uint64_t others = gshmemi_ld_acquire(ctr + GSHMEM_NIC_CTR_DONE);
     gshmemi_nic_look l;

@@ -144,7 +144,9 @@ GSHMEMI_DEV uint32_t gshmemi_nic_piece(const gshmem_nic_chan &c, const uint32_t 
     return n;
 }
 
-/* Posts d to the queue pair of its PE as work requests and waits as WAIT says (RWAIT_DONE: the
+/* (A put or get posted here moves at least one byte: its callers skip empty transfers, as a
+ * request of no blocks would share its index with the next lane's.) Posts d to the queue pair of
+ * its PE as work requests and waits as WAIT says (RWAIT_DONE: the
  * requests completed, the data is in the target's memory; RWAIT_VALUE: the fetched value). A
  * put or get is as many requests as it has pieces (gshmemi_nic_piece; nearly always one),
  * reserved and rung together; put_signal's signal follows them, fenced after the data. Every
@@ -194,10 +196,9 @@ template <int WAIT> GSHMEMI_DEV uint64_t gshmemi_nic_op(gshmem_proxy_desc d, con
     const uint64_t fetch_a = (uint64_t)(uintptr_t)fetch;
     const uint8_t cq = GSHMEMI_WQE_CQ_UPDATE;
     uint8_t *w = gshmemi_nic_slot(q, t);
-    if (pieces == 1) {   /* (the keys are the piece's, from the count) */
-        if (d.op == GSHMEM_PROXY_OP_GET) gshmemi_wqe_get(w, (uint16_t)t, q.qpn, cq, d.raddr, rkey, d.laddr, lkey, (uint32_t)d.size);
-        else gshmemi_wqe_put(w, (uint16_t)t, q.qpn, cq, d.raddr, rkey, d.laddr, lkey, (uint32_t)d.size);
-    } else if (rma) {
+    /* (the keys are looked up again here, not kept from the checks above: nothing stays live
+     * across the wait for room but what the requests need, tests/unit/test_registers.sh) */
+    if (rma) {
         uint64_t ro = d.raddr - base, lo = d.laddr - base, left = d.size, k = t;
         GSHMEMI_WHILE_ANY(m, left) {
             if (left) {
@@ -213,6 +214,7 @@ template <int WAIT> GSHMEMI_DEV uint64_t gshmemi_nic_op(gshmem_proxy_desc d, con
             }
         }
     } else {
+        gshmemi_nic_key(c, rkeys, d.raddr - base, &rkey, &end);
         switch (d.op) {
         case GSHMEM_PROXY_OP_P:
             gshmemi_wqe_put_inline(w, (uint16_t)t, q.qpn, cq, d.raddr, rkey, &d.laddr, (uint32_t)d.size);
@@ -232,9 +234,11 @@ template <int WAIT> GSHMEMI_DEV uint64_t gshmemi_nic_op(gshmem_proxy_desc d, con
             break;
         }
     }
-    if (d.op == GSHMEM_PROXY_OP_PUT_SIGNAL)
+    if (d.op == GSHMEM_PROXY_OP_PUT_SIGNAL) {
+        gshmemi_nic_key(c, rkeys, d.sig_addr - base, &skey, &end);
         gshmemi_nic_build_signal(q, t + pieces, cq | GSHMEMI_WQE_FENCE, d.sig_addr, skey, d.sig_value, d.amo, fetch_a,
                                  c.fetch_lkey);
+    }
     /* the last request's first block (a put or get's pieces and a signal take a block each) */
     const uint64_t last = rma ? t + nbb - 1 : t;
     gshmemi_nic_ring(q, t, nbb, last);

@@ -23,7 +23,8 @@ static void entry_of(const uint8_t *e, uint16_t *counter, uint8_t *opcode, uint8
     *owner = b[GSHMEM_NIC_CQE_OP_OWN - 56] & 1;
 }
 
-/* The block count an entry says is done (chan_nic.h, gshmemi_nic_done_of). */
+/* The block count an entry says is done (chan_nic.h, gshmemi_nic_done_of; one thread posts and
+ * polls, and q->posted counts what it rang before it polls, so it bounds every entry). */
 static uint64_t done_of(const gshmemi_hostq *q, uint16_t counter, uint8_t opcode, uint64_t posted) {
     const uint64_t first = gshmemi_wqe_first_of(counter, posted);
     if (opcode == GSHMEM_NIC_CQE_REQ_ERR) return first;

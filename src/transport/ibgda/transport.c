@@ -59,8 +59,8 @@ static void my_vote(gshmemi_state *s, vote *v) {
         v->want = WANT_BAD;
     }
     const int q = g->IBGDA_SQ_SLOTS;
-    if (q < 64 || q > 32768 || (q & (q - 1))) {
-        gshmemi_error("GSHMEM_IBGDA_SQ_SLOTS=%d is not a power of two from 64 to 32768", q);
+    if (q < 64 || q > 16384 || (q & (q - 1))) {
+        gshmemi_error("GSHMEM_IBGDA_SQ_SLOTS=%d is not a power of two from 64 to 16384", q);
         v->want = WANT_BAD;
     }
     if (v->want == WANT_PROXY || v->want == WANT_BAD) return;

@@ -70,9 +70,9 @@ static gshmemi_status v_qp_create(ibgda_ctx *c, ibgda_qp *qp, ibgda_conn *mine) 
         return GSHMEM_ERR_NOT_AVAILABLE;
     }
     const uint32_t n = dq.sq.wqe_cnt, k = dc.cqe_cnt;
-    if (dq.sq.stride != 64 || !n || (n & (n - 1)) || n > 32768 || dc.cqe_size != 64 || (k & (k - 1)) || k < 2 * n) {
+    if (dq.sq.stride != 64 || !n || (n & (n - 1)) || n > 16384 || dc.cqe_size != 64 || (k & (k - 1)) || k < 2 * n) {
         gshmemi_error("ibgda: %s's %s to PE %d has a send queue of %u blocks of %u bytes and a CQ of %u entries of %u "
-                      "bytes: the GPU's protocol needs blocks of 64, at most 32768 of them (a power of two), and a CQ "
+                      "bytes: the GPU's protocol needs blocks of 64, at most 16384 of them (a power of two), and a CQ "
                       "of 64-byte entries, at least twice the blocks (GSHMEM_IBGDA_SQ_SLOTS)", h->name, what, qp->pe,
                       n, dq.sq.stride, k, dc.cqe_size);
         return GSHMEM_ERR_NOT_AVAILABLE;
