@@ -77,15 +77,8 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int a = 1; a < argc; a++) bench_usage_exit(usage, bench_is_help(argv[a]) ? 0 : 2);
     bench_init();
-    int me = bench_my_pe(), np = bench_n_pes(), peer = 1 - me;
-    if (np != 2) {
-        if (me == 0) fprintf(stderr, "atomics: run on exactly 2 PEs (gshmrun -n 2)\n");
-        bench_finalize();
-        return 2;
-    }
-    int dev, sms;
-    CK(cudaGetDevice(&dev));
-    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    if (!bench_two_pes("atomics")) return 2;
+    const int me = bench_my_pe(), peer = 1 - me, sms = bench_sm_count();
     long *words = (long *)bench_calloc(WORDS, sizeof(long));
     unsigned long long *fsum = (unsigned long long *)bench_calloc(1, sizeof(*fsum));
     long *xch = (long *)bench_calloc(TRIALS, sizeof(long));   /* 5 times (ns) + fetched sum */

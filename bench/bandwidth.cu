@@ -86,11 +86,8 @@ int main(int argc, char **argv) {
         else bench_usage_exit(usage, 2);
     }
     bench_init();
-    int me = bench_my_pe(), np = bench_n_pes(), peer = 1 - me;
-    if (np != 2) {
-        if (me == 0) fprintf(stderr, "bandwidth: run on exactly 2 PEs (gshmrun -n 2)\n");
-        return 2;
-    }
+    if (!bench_two_pes("bandwidth")) return 2;
+    const int me = bench_my_pe(), peer = 1 - me;
     FILE *csv = NULL;
     if (csv_path && me == 0) csv = fopen(csv_path, "w");
     if (csv) {

@@ -61,6 +61,14 @@ static inline bool bench_listed(const char *list, const char *name) {
         }                                                                                    \
     } while (0)
 
+/* The SMs of this process's GPU. */
+static inline int bench_sm_count(void) {
+    int dev, sms;
+    CK(cudaGetDevice(&dev));
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    return sms;
+}
+
 static inline float median(std::vector<float> v) {
     std::sort(v.begin(), v.end());
     return v.empty() ? 0.f : v[v.size() / 2];

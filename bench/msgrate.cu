@@ -41,15 +41,8 @@ int main(int argc, char **argv) {
         else bench_usage_exit(usage, 2);
     }
     bench_init();
-    int me = bench_my_pe(), np = bench_n_pes();
-    if (np != 2) {
-        if (me == 0) fprintf(stderr, "msgrate: run on exactly 2 PEs (gshmrun -n 2)\n");
-        bench_finalize();
-        return 2;
-    }
-    int dev, sms;
-    CK(cudaGetDevice(&dev));
-    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    if (!bench_two_pes("msgrate")) return 2;
+    const int me = bench_my_pe(), sms = bench_sm_count();
     long *probe = (long *)bench_malloc(sizeof(long));
     const bool remote = bench_ptr(probe, 1 - me) == NULL;
     if (!k) k = remote ? 4 : 16;

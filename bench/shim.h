@@ -140,4 +140,13 @@ static inline void bench_init(void) {
 #define bench_global_exit gshmem_global_exit
 #endif
 
+/* After bench_init, for the benchmarks that measure PE 0 <-> PE 1: false (and the library
+ * finalized, a line said) unless the job has exactly 2 PEs. */
+static inline bool bench_two_pes(const char *name) {
+    if (bench_n_pes() == 2) return true;
+    if (bench_my_pe() == 0) fprintf(stderr, "%s: run on exactly 2 PEs (gshmrun -n 2)\n", name);
+    bench_finalize();
+    return false;
+}
+
 #endif

@@ -298,11 +298,13 @@ static gshmemi_status push_tables(ibgda_ctx *c) {
     return GSHMEM_SUCCESS;
 }
 
-static void count_entries(ibgda_ctx *c) {
+/* A key table's range list (nic_desc.h: [2 * cap + 1], an entry in use has a range end other
+ * than 0): its last word, the entries in use counting from 0, which the GPU's walk stops at. */
+static void count_entries(uint64_t *range, uint32_t cap) {
     uint64_t used = 0;
-    for (int i = 0; i < MAXC; i++)
-        if (c->chunk_used[i]) used = (uint64_t)i + 1;
-    c->h_range[2 * MAXC] = used;
+    for (uint32_t i = 0; i < cap; i++)
+        if (range[2 * i + 1]) used = (uint64_t)i + 1;
+    range[2 * (size_t)cap] = used;
 }
 
 static gshmemi_status ibgda_chunk_added(gshmemi_state *s, void *tctx, const gshmemi_chunk *ch) {
@@ -339,7 +341,7 @@ static gshmemi_status ibgda_chunk_added(gshmemi_state *s, void *tctx, const gshm
     c->h_lkeys[e] = k.lkey;
     c->h_range[2 * e] = ch->off;
     c->h_range[2 * e + 1] = ch->off + ch->size;
-    count_entries(c);
+    count_entries(c->h_range, MAXC);
     return push_tables(c);
 }
 
@@ -352,7 +354,7 @@ static gshmemi_status ibgda_chunk_removed(gshmemi_state *s, void *tctx, const gs
     /* the GPU stops finding it first, then the registration goes */
     c->chunk_used[e] = false;
     c->h_range[2 * e] = c->h_range[2 * e + 1] = 0;
-    count_entries(c);
+    count_entries(c->h_range, MAXC);
     GSHMEMI_CHECK(push_tables(c));
     for (int pe = 0; pe < s->npes; pe++)
         if (c->reach[pe] && c->be->remote_region)
@@ -366,10 +368,7 @@ static gshmemi_status ibgda_chunk_removed(gshmemi_state *s, void *tctx, const gs
  * push_tables. */
 static gshmemi_status push_local(ibgda_ctx *c) {
     cudaStream_t st = (cudaStream_t)c->s->nb_stream;
-    uint64_t used = 0;
-    for (uint32_t i = 0; i < c->n_local; i++)
-        if (c->h_lrange[2 * i + 1]) used = (uint64_t)i + 1;
-    c->h_lrange[2 * (size_t)c->n_local] = used;
+    count_entries(c->h_lrange, c->n_local);
     GSHMEMI_CUDA(cudaMemcpyAsync(c->d_llkeys, c->h_llkeys, c->n_local * sizeof *c->h_llkeys,
                                  cudaMemcpyHostToDevice, st));
     GSHMEMI_CUDA(cudaMemcpyAsync(c->d_lrange, c->h_lrange, (2 * (size_t)c->n_local + 1) * sizeof *c->h_lrange,
