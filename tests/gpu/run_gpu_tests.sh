@@ -220,6 +220,10 @@ if [ -x "$B/tests/gpu/test_channel" ] && [ -x "$B/tests/gpu/test_ibgda" ]; then
     run "ibgda_${t}_2nodes" 300 "${IB[@]}" "$RUN" -n 2 --nodes 2 -t 280 "$B/tests/gpu/$t"
     run "ibgda_${t}_2x2" 300 "${IB[@]}" "$RUN" -n 4 --nodes 2 -t 280 "$B/tests/gpu/$t"
   done
+  # 2 x 4: four PEs a node on one GPU (the NIC's queues of 8 PEs, each a host thread)
+  for t in test_heap test_rma test_sync test_host test_amo test_signal test_wait test_strided test_litmus; do
+    run "ibgda_${t}_2x4" 400 "${IB[@]}" "$RUN" -n 8 --nodes 2 -t 380 "$B/tests/gpu/$t"
+  done
   run ibgda_ring_2x2 60 "${IB[@]}" "$RUN" -n 4 --nodes 2 -t 50 "$B/examples/ring"
   run ibgda_test_coll_2x2 300 "${IB[@]}" GSHMEM_COLL_XNODE_BYTES=8K "$RUN" -n 4 --nodes 2 -t 280 "$B/tests/gpu/test_coll" --quick
   run ibgda_test_coll_2x4 500 "${IB[@]}" "$RUN" -n 8 --nodes 2 -t 480 "$B/tests/gpu/test_coll" --quick
