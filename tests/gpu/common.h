@@ -146,6 +146,13 @@ static inline bool test_light(void) {
     return v && *v && strcmp(v, "0");
 }
 
+/* GSHMEM_TEST_TRACE=1: tests that support it print each step before they take it (a hang then
+ * names its step). */
+static inline bool test_trace(void) {
+    const char *v = getenv("GSHMEM_TEST_TRACE");
+    return v && *v && strcmp(v, "0");
+}
+
 static inline uint64_t agree_seed(void) {
     static uint64_t *sym;
     if (!sym) sym = (uint64_t *)gshmem_malloc(sizeof *sym);

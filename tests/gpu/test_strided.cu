@@ -149,6 +149,17 @@ static void round_trip(const api_entry &api, int f, int s, bool nbi, bool host, 
     size_t sspan = x.n ? ((x.n - 1) * x.sst + 1) * E : 0, dspan = x.n ? ((x.n - 1) * x.dst + 1) * E : 0;
     size_t check = doff + dspan + GUARD;
 
+    char call[96];
+    bool plain = host || s == THREAD;
+    const char *suffix = plain ? "" : s == WARP ? "_warp" : "_block";
+    if (api.sized)
+        snprintf(call, sizeof call, "%s%s%d%s%s", plain ? "gshmem_" : "gshmemx_", form_name[f], (int)(8 * E),
+                 nbi ? "_nbi" : "", suffix);
+    else
+        snprintf(call, sizeof call, "%s%s_%s%s", plain ? "gshmem_" : "gshmemx_", api.name, form_name[f], suffix);
+    if (test_trace())
+        fprintf(stderr, "PE %d: %s %s%s (%d group(s)): %zu elements of %zu bytes, strides %td/%td, to PE %d\n", me,
+                host ? "host" : "device", call, hostmem ? " (pageable)" : "", x.groups, x.n, E, x.dst, x.sst, x.pe);
     fill_pattern<<<64, 256>>>(b.a, soff + sspan, seed, me, 0);
     fill_byte<<<64, 256>>>(b.b, check, POISON);
     CK(cudaGetLastError());
@@ -177,14 +188,6 @@ static void round_trip(const api_entry &api, int f, int s, bool nbi, bool host, 
     first_bad bad;
     for (size_t i = 0; i < check; i++)
         if (got[i] != want[i]) bad.note(i, want[i], got[i]);
-    char call[96];
-    bool plain = host || s == THREAD;
-    const char *suffix = plain ? "" : s == WARP ? "_warp" : "_block";
-    if (api.sized)
-        snprintf(call, sizeof call, "%s%s%d%s%s", plain ? "gshmem_" : "gshmemx_", form_name[f], (int)(8 * E),
-                 nbi ? "_nbi" : "", suffix);
-    else
-        snprintf(call, sizeof call, "%s%s_%s%s", plain ? "gshmem_" : "gshmemx_", api.name, form_name[f], suffix);
     long long rel = (long long)bad.index - (long long)doff;
     bool in_elem = rel >= 0 && (size_t)rel < dspan && (size_t)rel % (x.dst * E) < E;
     EXPECT(bad.count == 0,

@@ -199,8 +199,13 @@ template <int WAIT> GSHMEMI_DEV uint64_t gshmemi_nic_op(gshmem_proxy_desc d, con
     /* (the keys are looked up again here, not kept from the checks above: nothing stays live
      * across the wait for room but what the requests need, tests/unit/test_registers.sh) */
     if (rma) {
+        /* a put or get's pieces: the loop votes among the threads in this branch (mr), not all
+         * of m: a thread of the warp may post a NOP or an atomic beside the others' puts, and a
+         * vote that names it would wait for it while it is elsewhere (on the NIC's queue:
+         * posters that never ring) */
+        const unsigned mr = gshmemi_lanes();
         uint64_t ro = d.raddr - base, lo = d.laddr - base, left = d.size, k = t;
-        GSHMEMI_WHILE_ANY(m, left) {
+        GSHMEMI_WHILE_ANY(mr, left) {
             if (left) {
                 const uint32_t n = gshmemi_nic_piece(c, rkeys, base, ro, lo, left, &rkey, &lkey);
                 if (d.op == GSHMEM_PROXY_OP_GET)
