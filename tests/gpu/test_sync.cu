@@ -46,10 +46,14 @@ static void barriers(unsigned long long *bad) {
     gshmem_free(slots);
 }
 
-/* The writer stores 1..8 with a delay; the waiter walks through every comparison. */
+/* The writer stores 1..8 with a delay; the waiter walks through every comparison. Only the
+ * first, == 3, needs the waiter to see one value of the sequence: the waiter acknowledges it on
+ * the writer's PE (ack) and the writer goes on to 4 after that, so a waiter that starts late
+ * (PEs sharing a GPU, a writer behind a NIC that delivers its puts together) still sees it. */
 #define DEF_WAIT_KERNELS(NAME, T)                                                            \
-    __global__ void wait_seq_##NAME(T *ivar, unsigned long long *bad) {                      \
+    __global__ void wait_seq_##NAME(T *ivar, uint64_t *ack, int writer, unsigned long long *bad) { \
         gshmem_##NAME##_wait_until(ivar, GSHMEM_CMP_EQ, (T)3);                               \
+        gshmem_uint64_p(ack, 1, writer);                                                     \
         if (!(*(volatile T *)ivar >= (T)3)) atomicAdd(bad, 1ull);                            \
         gshmem_##NAME##_wait_until(ivar, GSHMEM_CMP_GE, (T)4);                               \
         gshmem_##NAME##_wait_until(ivar, GSHMEM_CMP_GT, (T)5);                               \
@@ -62,29 +66,31 @@ static void barriers(unsigned long long *bad) {
         if (gshmem_##NAME##_test(ivar, GSHMEM_CMP_LT, (T)8) != 0) atomicAdd(bad, 1ull);      \
         if (gshmem_##NAME##_test(ivar, GSHMEM_CMP_GE, (T)9) != 0) atomicAdd(bad, 1ull);      \
     }                                                                                        \
-    __global__ void write_seq_##NAME(T *ivar, int pe) {                                      \
+    __global__ void write_seq_##NAME(T *ivar, uint64_t *ack, int pe) {                       \
         for (int v = 1; v <= 8; v++) {                                                       \
             uint64_t t0 = gshmemi_globaltimer();                                             \
             while (gshmemi_globaltimer() - t0 < 20000) {}                                    \
             gshmem_##NAME##_p(ivar, (T)v, pe);                                               \
+            if (ack && v == 3) gshmem_uint64_wait_until(ack, GSHMEM_CMP_EQ, 1);              \
         }                                                                                    \
     }
 GSHMEM_P2P_SYNC_TYPES(DEF_WAIT_KERNELS)
 
 static void waits(unsigned long long *bad) {
     int me = gshmem_my_pe(), np = gshmem_n_pes();
-    uint64_t *ivar = (uint64_t *)gshmem_calloc(1, 8);
+    uint64_t *ivar = (uint64_t *)gshmem_calloc(2, 8), *ack = ivar + 1;
+    const int prev = (me + np - 1) % np;
     cudaStream_t s1, s2;
     CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
     CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
 #define RUN_WAIT(NAME, T)                                                                    \
     {                                                                                        \
-        CK(cudaMemset(ivar, 0, 8));                                                          \
+        CK(cudaMemset(ivar, 0, 16));                                                         \
         CK(cudaDeviceSynchronize());                                                         \
         gshmem_barrier_all();                                                                \
         *bad = 0;                                                                            \
-        wait_seq_##NAME<<<1, 1, 0, s1>>>((T *)ivar, bad);                                    \
-        write_seq_##NAME<<<1, 1, 0, s2>>>((T *)ivar, (me + 1) % np);                         \
+        wait_seq_##NAME<<<1, 1, 0, s1>>>((T *)ivar, ack, prev, bad);                         \
+        write_seq_##NAME<<<1, 1, 0, s2>>>((T *)ivar, ack, (me + 1) % np);                    \
         CK(cudaStreamSynchronize(s1));                                                       \
         CK(cudaStreamSynchronize(s2));                                                       \
         EXPECT(*bad == 0, "gshmem_" #NAME "_wait_until/test: %llu wrong outcomes", *bad);    \
@@ -95,7 +101,7 @@ static void waits(unsigned long long *bad) {
     CK(cudaMemset(ivar, 0, 8));
     CK(cudaDeviceSynchronize());
     gshmem_barrier_all();
-    write_seq_long<<<1, 1, 0, s2>>>((long *)ivar, (me + 1) % np);
+    write_seq_long<<<1, 1, 0, s2>>>((long *)ivar, nullptr, (me + 1) % np);
     gshmem_long_wait_until((long *)ivar, GSHMEM_CMP_EQ, 8);
     long v = 0;
     CK(cudaMemcpy(&v, ivar, sizeof v, cudaMemcpyDeviceToHost));
