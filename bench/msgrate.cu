@@ -1,14 +1,13 @@
 /* Message rate on 2 PEs: PE 0 puts 8-byte words to PE 1 from G blocks of T threads (T / 32
  * warps), each thread K long p's (gshmem_long_p: posted, one request each where the peer is
  * reached through a network) to words of its own, then quiet. G = 1, 8 and one block per SM.
- * Rate = G * T * K puts / the launch's time (events), median of 5 trials after a warm-up; both
+ * Rate = G * T * K puts / the launch's time (events), median of 5 trials (--trials) after a warm-up; both
  * PEs start together (barrier_all_on_stream). Every trial writes its own values and the last
  * one's are checked word by word on PE 1. Between nodes it is the remote transport's message
  * rate (the proxy, or GPU-initiated RDMA); within a node, NVLink stores'. */
 #include "shim.h"
 #include "common.h"
 
-#define TRIALS 6   /* warm-up + 5 timed */
 
 __host__ __device__ static inline long msg_value(int trial, size_t idx) { return ((long)(trial + 1) << 40) | (long)idx; }
 
@@ -22,15 +21,15 @@ __global__ void put_words(long *dst, int k, int peer, int trial) {
 }
 
 static const char usage[] =
-    "usage: gshmem-perftest-msgrate [--threads T] [--k K] [--max-blocks G]   (run on 2 PEs: gshmrun -n 2 ...)\n"
+    "usage: gshmem-perftest-msgrate [--threads T] [--k K] [--max-blocks G] [--trials N]   (run on 2 PEs: gshmrun -n 2 ...)\n"
     "  8-byte put rate (long p) from PE 0 to PE 1: 1, 8 and one block per SM (at most G) of T threads\n"
     "  (default 128), each K puts (default 16; 4 when the peer is on another node) then quiet;\n"
-    "  every value is checked\n"
+    "  every value is checked; the median of N timed launches (default 5) after a warm-up\n"
     "  --help   this text\n";
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    int threads = 128, k = 0, max_blocks = 1 << 30;
+    int threads = 128, k = 0, max_blocks = 1 << 30, trials = 5;
     for (int a = 1; a < argc; a++) {
         const char *v;
         if (bench_is_help(argv[a])) bench_usage_exit(usage, 0);
@@ -38,6 +37,7 @@ int main(int argc, char **argv) {
                  threads <= 1024 && threads % 32 == 0) continue;
         else if (bench_opt(argc, argv, &a, "--k", &v) && (k = (int)bench_parse_count(v)) >= 1) continue;
         else if (bench_opt(argc, argv, &a, "--max-blocks", &v) && (max_blocks = (int)bench_parse_count(v)) >= 1) continue;
+        else if (bench_opt(argc, argv, &a, "--trials", &v) && (trials = (int)bench_parse_count(v)) >= 1) continue;
         else bench_usage_exit(usage, 2);
     }
     bench_init();
@@ -57,7 +57,7 @@ int main(int argc, char **argv) {
     if (me == 0)
         printf("msgrate: PE 0 -> PE 1 (%s), G blocks x %d threads, each thread %d long p then quiet; "
                "Mputs/s = G * %d * %d / launch time, median of %d\n",
-               remote ? "another node" : "this node", threads, k, threads, k, TRIALS - 1);
+               remote ? "another node" : "this node", threads, k, threads, k, trials);
     std::vector<int> grid = {1, 8, top};
     for (size_t gi = 0; gi < grid.size(); gi++) {
         const int blocks = grid[gi];
@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
         CK(cudaDeviceSynchronize());
         bench_barrier_all();
         std::vector<float> t;
-        for (int trial = 0; trial < TRIALS; trial++) {
+        for (int trial = 0; trial <= trials; trial++) {   /* (trial 0: the warm-up) */
             bench_barrier_all_on_stream(st);
             CK(cudaEventRecord(e0, st));
             if (me == 0) put_words<<<blocks, threads, 0, st>>>(dst, k, 1, trial);
@@ -83,10 +83,10 @@ int main(int argc, char **argv) {
             std::vector<long> h(n);
             CK(cudaMemcpy(h.data(), dst, n * sizeof(long), cudaMemcpyDeviceToHost));
             for (size_t i = 0; i < n; i++)
-                if (h[i] != msg_value(TRIALS - 1, i)) {
+                if (h[i] != msg_value(trials, i)) {
                     if (bad++ < 4)
                         fprintf(stderr, "msgrate: %d x %d: word %zu on PE 1 is %#lx, expected %#lx\n", blocks,
-                                threads, i, (unsigned long)h[i], (unsigned long)msg_value(TRIALS - 1, i));
+                                threads, i, (unsigned long)h[i], (unsigned long)msg_value(trials, i));
                 }
             if (bad) bench_global_exit(1);
         }
