@@ -180,7 +180,9 @@ template <int WAIT> GSHMEMI_DEV uint64_t gshmemi_nic_op(gshmem_proxy_desc d, con
         const bool rbad = bad && !gshmemi_nic_key(c, rkeys, ro, &rkey, &end);
         if (bad) gshmemi_nic_bad_buf(call, d.pe, base + (rbad ? ro : lo), !rbad);
     }
-    const bool rok = rma || gshmemi_nic_key(c, rkeys, d.raddr - base, &rkey, &end);
+    /* (a NOP names no memory: a strided call's idle threads pass addresses past its elements,
+     * which may lie past the heap's registered end) */
+    const bool rok = rma || d.op == GSHMEM_PROXY_OP_NOP || gshmemi_nic_key(c, rkeys, d.raddr - base, &rkey, &end);
     const bool sok = d.op != GSHMEM_PROXY_OP_PUT_SIGNAL || gshmemi_nic_key(c, rkeys, d.sig_addr - base, &skey, &end);
     /* (reports by vote, each made by the threads it concerns: the warp's threads may post to
      * different PEs, from different calls) */
